@@ -1,0 +1,48 @@
+# Two commands matter: `make demo` and `make test`. Both set up .venv first.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+STAMP := $(VENV)/.hir-setup-stamp
+TORCH_PIN := torch==2.14.1
+FBGEMM_CPU := fbgemm-gpu-cpu==1.9.0
+DEMO_OUT ?= demo_out
+
+.PHONY: setup demo test lint pytest docs bench clean
+
+setup: $(STAMP)
+
+# torchrec pulls fbgemm-gpu, whose library needs the NVIDIA driver; on a machine without
+# one it is swapped for the CPU build (same import name) so torchrec imports.
+$(STAMP): pyproject.toml Makefile
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PIP) install --quiet --disable-pip-version-check $(TORCH_PIN)
+	$(PIP) install --quiet --disable-pip-version-check -e '.[dev]' $(TORCH_PIN)
+	if nvidia-smi -L >/dev/null 2>&1; then \
+		echo "setup: NVIDIA GPU present, keeping fbgemm-gpu"; \
+	else \
+		$(PIP) uninstall --quiet -y fbgemm-gpu; \
+		$(PIP) install --quiet --disable-pip-version-check --no-deps --force-reinstall $(FBGEMM_CPU); \
+	fi
+	$(PY) -c "import torch, torchrec; print('setup: torch', torch.__version__, '| torchrec', torchrec.__version__)"
+	touch $(STAMP)
+
+demo: setup
+	$(VENV)/bin/hir demo --out $(DEMO_OUT)
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+pytest: setup
+	$(VENV)/bin/pytest
+
+docs: setup
+	$(VENV)/bin/mkdocs build --strict --site-dir site
+
+test: setup lint pytest docs
+
+bench: setup
+	$(PY) benchmarks/graph_build.py
+
+clean:
+	rm -rf site build $(DEMO_OUT) .pytest_cache .ruff_cache

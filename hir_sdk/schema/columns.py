@@ -1,0 +1,220 @@
+"""Column checks shared by the three input tables: presence, dtype family, values.
+
+Each check raises `InputError` with the file, the column and up to five offending rows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pyarrow.parquet as pq
+
+from hir_sdk.errors import MAX_SHOWN_ROWS, InputError
+
+ROW = "__row"  # 0-based row number in the file, carried for error messages
+
+
+def read_table(path: Path) -> pl.DataFrame:
+    """Read one parquet file into polars, with a row-number column for error messages."""
+    if not path.exists():
+        raise InputError("file not found", file=path)
+    try:
+        table = pq.read_table(path)
+    except Exception as err:  # pyarrow raises several types for corrupt files
+        raise InputError(f"cannot read parquet: {err}", file=path) from None
+    frame = pl.from_arrow(table)
+    if not isinstance(frame, pl.DataFrame):  # pragma: no cover - a table is never a Series
+        raise InputError("cannot read parquet as a table", file=path)
+    if frame.height == 0:
+        raise InputError("table is empty", file=path)
+    return frame.with_row_index(ROW)
+
+
+def render_rows(frame: pl.DataFrame, columns: list[str]) -> list[str]:
+    """Render the first offending rows as `row N: col=value, ...`."""
+    shown = frame.head(MAX_SHOWN_ROWS)
+    lines = []
+    for record in shown.select([ROW, *columns]).iter_rows(named=True):
+        cells = ", ".join(f"{c}={record[c]!r}" for c in columns)
+        lines.append(f"row {record[ROW]}: {cells}")
+    return lines
+
+
+def fail_rows(
+    problem: str, bad: pl.DataFrame, *, file: Path, column: str, show: list[str]
+) -> InputError:
+    """An `InputError` quoting the offending rows of `bad`."""
+    return InputError(
+        problem, file=file, column=column, rows=render_rows(bad, show), total=bad.height
+    )
+
+
+def require_columns(frame: pl.DataFrame, names: list[str], file: Path) -> None:
+    missing = [name for name in names if name not in frame.columns]
+    if missing:
+        present = [c for c in frame.columns if c != ROW]
+        raise InputError(
+            f"missing required column(s) {missing}; found {present}", file=file, column=missing[0]
+        )
+
+
+def _mistyped(frame: pl.DataFrame, column: str, expected: str, file: Path) -> InputError:
+    return InputError(
+        f"mistyped column: expected {expected}, found {frame[column].dtype}",
+        file=file,
+        column=column,
+    )
+
+
+def as_string(frame: pl.DataFrame, column: str, file: Path) -> pl.Series:
+    """A non-null string column (categoricals are decoded)."""
+    series = frame[column]
+    if series.dtype in (pl.Categorical, pl.Enum):
+        series = series.cast(pl.String)
+    if series.dtype != pl.String:
+        raise _mistyped(frame, column, "string", file)
+    _no_nulls(frame, series, column, file)
+    return series
+
+
+def _no_nulls(
+    frame: pl.DataFrame,
+    series: pl.Series,
+    column: str,
+    file: Path,
+    what: str = "null values",
+    show: list[str] | None = None,
+) -> None:
+    if series.null_count():
+        raise fail_rows(
+            what, frame.filter(series.is_null()), file=file, column=column, show=show or [column]
+        )
+
+
+def type_codes(
+    frame: pl.DataFrame, column: str, names: list[str], file: Path, what: str
+) -> np.ndarray:
+    """Codes (positions in `names`) of a non-null string or categorical column.
+
+    Categorical columns (parquet dictionaries) are mapped through their small dictionary,
+    never decoded row by row. Values outside `names` raise `InputError`.
+    """
+    series = frame[column]
+    if series.dtype in (pl.Categorical, pl.Enum):
+        _no_nulls(frame, series, column, file)
+        physical = series.to_physical()
+        present = series.unique()
+        lut = np.full(int(physical.max() or 0) + 1, -1, dtype=np.int32)
+        for code, value in zip(
+            present.to_physical().to_list(), present.cast(pl.String).to_list(), strict=True
+        ):
+            lut[code] = names.index(value) if value in names else -1
+        codes = lut[physical.to_numpy()]
+    elif series.dtype == pl.String:
+        _no_nulls(frame, series, column, file)
+        mapping = {name: i for i, name in enumerate(names)}
+        codes = series.replace_strict(mapping, default=-1, return_dtype=pl.Int32).to_numpy()
+    else:
+        raise _mistyped(frame, column, "string", file)
+    unknown = codes < 0
+    if unknown.any():
+        bad = frame.filter(pl.Series(unknown))
+        values = sorted({str(v) for v in bad[column].head(1000).to_list()})[:5]
+        raise fail_rows(
+            f"unknown {what} {values}; the manifest declares {names}",
+            bad,
+            file=file,
+            column=column,
+            show=[column],
+        )
+    return codes.astype(np.int32)
+
+
+def id_kind(dtype: pl.DataType) -> str | None:
+    """'int' or 'str' for the dtypes allowed as node ids, else None."""
+    if dtype.is_integer():
+        return "int"
+    if dtype in (pl.String, pl.Categorical, pl.Enum):
+        return "str"
+    return None
+
+
+def as_id(frame: pl.DataFrame, column: str, file: Path, kind: str | None = None) -> pl.Series:
+    """A non-null id column, normalized to Int64 or String; `kind` forces one family."""
+    series = frame[column]
+    found = id_kind(series.dtype)
+    if found is None or (kind is not None and found != kind):
+        expected = {"int": "integer ids", "str": "string ids"}.get(
+            kind or "", "integer or string ids"
+        )
+        suffix = " (the same kind as nodes.node_id)" if kind else ""
+        raise _mistyped(frame, column, expected + suffix, file)
+    series = series.cast(pl.Int64 if found == "int" else pl.String)
+    _no_nulls(frame, series, column, file, "null ids")
+    return series
+
+
+def as_seconds(
+    frame: pl.DataFrame,
+    column: str,
+    file: Path,
+    *,
+    nullable: bool = False,
+    show: list[str] | None = None,
+) -> pl.Series:
+    """Timestamps as Int64 seconds since the epoch: ints, floats (floored) or datetimes.
+
+    Nulls (unless `nullable`), NaN / infinite values and negative values are errors.
+    """
+    series = frame[column]
+    show = show or [column]
+    dtype = series.dtype
+    if isinstance(dtype, pl.Datetime) or dtype == pl.Date:
+        series = series.cast(pl.Datetime("us")).dt.epoch("s")
+    elif dtype.is_float():
+        bad = series.is_nan() | series.is_infinite()
+        if bad.any():
+            raise fail_rows(
+                "non-finite timestamps", frame.filter(bad), file=file, column=column, show=show
+            )
+        series = series.floor().cast(pl.Int64)
+    elif dtype.is_integer():
+        series = series.cast(pl.Int64)
+    else:
+        raise _mistyped(frame, column, "timestamps (integer/float seconds or datetime)", file)
+    if not nullable:
+        _no_nulls(frame, series, column, file, "null timestamps", show)
+    negative = series < 0
+    if negative.any():
+        raise fail_rows(
+            "negative timestamps (seconds before 1970)",
+            frame.filter(negative),
+            file=file,
+            column=column,
+            show=show,
+        )
+    return series.alias(column)
+
+
+def as_number(
+    frame: pl.DataFrame, column: str, file: Path, *, nullable: bool, non_negative: bool = False
+) -> pl.Series:
+    """A numeric column as Float64, finite, optionally non-negative."""
+    series = frame[column]
+    if not (series.dtype.is_numeric()) or series.dtype == pl.Boolean:
+        raise _mistyped(frame, column, "a numeric column", file)
+    series = series.cast(pl.Float64)
+    if not nullable:
+        _no_nulls(frame, series, column, file)
+    bad = series.is_nan() | series.is_infinite()
+    if bad.any():
+        raise fail_rows(
+            "non-finite values", frame.filter(bad), file=file, column=column, show=[column]
+        )
+    if non_negative and (series < 0).any():
+        raise fail_rows(
+            "negative values", frame.filter(series < 0), file=file, column=column, show=[column]
+        )
+    return series

@@ -1,0 +1,69 @@
+"""A validated dataset: manifest + nodes + edges (+ content), read from one folder.
+
+```
+DATA/
+  manifest.toml     node types, edge types and roles, time range and splits
+  nodes.parquet     required
+  edges.parquet     required
+  content.parquet   optional (entity text and vectors)
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from hir_sdk.errors import InputError
+from hir_sdk.io.fingerprint import fingerprint_files
+from hir_sdk.schema.columns import read_table
+from hir_sdk.schema.manifest import MANIFEST_FILE, DatasetManifest, load_manifest
+from hir_sdk.schema.tables import validate_content, validate_edges, validate_nodes
+
+NODES_FILE = "nodes.parquet"
+EDGES_FILE = "edges.parquet"
+CONTENT_FILE = "content.parquet"
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """The validated, normalized tables of one dataset folder (see `hir_sdk.schema.tables`)."""
+
+    root: Path
+    manifest: DatasetManifest
+    nodes: pl.DataFrame
+    edges: pl.DataFrame
+    content: pl.DataFrame | None
+    fingerprint: str
+
+    def node_type_of(self, index: int) -> str:
+        return str(self.nodes["node_type"][index])
+
+
+def load_dataset(root: str | Path) -> Dataset:
+    """Read and validate a dataset folder; any problem raises `InputError`."""
+    root = Path(root)
+    if not root.is_dir():
+        raise InputError("dataset folder not found", file=root)
+    manifest = load_manifest(root / MANIFEST_FILE)
+    nodes = validate_nodes(read_table(root / NODES_FILE), manifest, root / NODES_FILE)
+    edges = validate_edges(read_table(root / EDGES_FILE), manifest, nodes, root / EDGES_FILE)
+    content_path = root / CONTENT_FILE
+    content = (
+        validate_content(read_table(content_path), manifest, nodes, content_path)
+        if content_path.exists()
+        else None
+    )
+    files = [root / MANIFEST_FILE, root / NODES_FILE, root / EDGES_FILE]
+    if content is not None:
+        files.append(content_path)
+    return Dataset(
+        root=root,
+        manifest=manifest,
+        nodes=nodes,
+        edges=edges,
+        content=content,
+        fingerprint=fingerprint_files(files),
+    )

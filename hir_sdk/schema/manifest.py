@@ -1,0 +1,256 @@
+"""The dataset manifest: node types, typed edges with their funnel roles, time range, splits.
+
+A dataset folder holds `manifest.toml` beside its parquet tables. Node and edge types are
+data, not code: a real log may have no pixels and add stores. Edge types follow PyG's
+vocabulary, `EdgeType = (src, rel, dst)`; the same relation name may join several pairs.
+
+```toml
+name = "my-ads-log"
+node_types = ["user", "ad", "advertiser"]
+
+[time]                                # half-open windows: [start, validation_start) is train
+start = 2026-01-01T00:00:00Z          # TOML datetimes or integer seconds since the epoch
+validation_start = 2026-02-15T00:00:00Z
+test_start = 2026-02-22T00:00:00Z
+end = 2026-03-01T00:00:00Z
+
+[funnel]
+attribution_window_days = 7.0
+
+[[edge_types]]
+src = "user"
+rel = "impression"
+dst = "ad"
+role = "exposure"                     # exposure | click | engagement | conversion | structural
+half_life_days = 14.0                 # time-decay of this edge type's weights
+```
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+from hir_sdk.errors import InputError
+
+NodeType = str
+EdgeType = tuple[str, str, str]
+EDGE_ROLES = ("exposure", "click", "engagement", "conversion", "structural")
+SECONDS_PER_DAY = 86_400
+MANIFEST_FILE = "manifest.toml"
+
+
+@dataclass(frozen=True)
+class EdgeTypeSpec:
+    """One declared edge type `(src, rel, dst)` with its funnel role and decay half-life."""
+
+    src: NodeType
+    rel: str
+    dst: NodeType
+    role: str = "engagement"
+    half_life_days: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.role not in EDGE_ROLES:
+            raise ValueError(f"edge type {self.key}: role {self.role!r} not in {EDGE_ROLES}")
+        if not self.half_life_days > 0:
+            raise ValueError(f"edge type {self.key}: half_life_days must be > 0")
+
+    @property
+    def key(self) -> EdgeType:
+        return (self.src, self.rel, self.dst)
+
+
+@dataclass(frozen=True)
+class TimeSplits:
+    """Chronological windows, in integer seconds since the epoch, all half-open.
+
+    train = [start, validation_start), validation = [validation_start, test_start),
+    test = [test_start, end).
+    """
+
+    start: int
+    validation_start: int
+    test_start: int
+    end: int
+
+    def __post_init__(self) -> None:
+        if not (0 <= self.start < self.validation_start < self.test_start < self.end):
+            raise ValueError(
+                "time: need 0 <= start < validation_start < test_start < end, got "
+                f"{self.start}, {self.validation_start}, {self.test_start}, {self.end}"
+            )
+
+    def window(self, name: str) -> tuple[int, int]:
+        bounds = {
+            "train": (self.start, self.validation_start),
+            "validation": (self.validation_start, self.test_start),
+            "test": (self.test_start, self.end),
+        }
+        if name not in bounds:
+            raise ValueError(f"unknown window {name!r}; expected one of {sorted(bounds)}")
+        return bounds[name]
+
+
+@dataclass(frozen=True)
+class DatasetManifest:
+    """What a dataset declares about itself; validated on construction."""
+
+    name: str
+    node_types: tuple[NodeType, ...]
+    edge_types: tuple[EdgeTypeSpec, ...]
+    time: TimeSplits
+    attribution_window_days: float = 7.0
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.node_types:
+            raise ValueError("node_types is empty")
+        if len(set(self.node_types)) != len(self.node_types):
+            raise ValueError(f"node_types has duplicates: {list(self.node_types)}")
+        if not self.edge_types:
+            raise ValueError("edge_types is empty")
+        keys = [spec.key for spec in self.edge_types]
+        if len(set(keys)) != len(keys):
+            raise ValueError("edge_types declares the same (src, rel, dst) twice")
+        for spec in self.edge_types:
+            for end in (spec.src, spec.dst):
+                if end not in self.node_types:
+                    raise ValueError(f"edge type {spec.key}: node type {end!r} not declared")
+        if not self.attribution_window_days > 0:
+            raise ValueError("funnel.attribution_window_days must be > 0")
+
+    @property
+    def edge_type_keys(self) -> tuple[EdgeType, ...]:
+        return tuple(spec.key for spec in self.edge_types)
+
+    def edge_types_with_role(self, role: str) -> tuple[EdgeTypeSpec, ...]:
+        if role not in EDGE_ROLES:
+            raise ValueError(f"unknown role {role!r}; expected one of {EDGE_ROLES}")
+        return tuple(spec for spec in self.edge_types if spec.role == role)
+
+    @property
+    def attribution_window_s(self) -> int:
+        return int(round(self.attribution_window_days * SECONDS_PER_DAY))
+
+    def to_toml(self) -> str:
+        """Render as TOML that `load_manifest` reads back to an equal manifest."""
+        lines = [
+            f"name = {_q(self.name)}",
+            "node_types = [" + ", ".join(_q(t) for t in self.node_types) + "]",
+            "",
+            "[time]",
+        ]
+        for key in ("start", "validation_start", "test_start", "end"):
+            lines.append(f"{key} = {_iso(getattr(self.time, key))}")
+        lines += ["", "[funnel]", f"attribution_window_days = {self.attribution_window_days!r}"]
+        for spec in self.edge_types:
+            lines += [
+                "",
+                "[[edge_types]]",
+                f"src = {_q(spec.src)}",
+                f"rel = {_q(spec.rel)}",
+                f"dst = {_q(spec.dst)}",
+                f"role = {_q(spec.role)}",
+                f"half_life_days = {float(spec.half_life_days)!r}",
+            ]
+        return "\n".join(lines) + "\n"
+
+
+def _q(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
+
+
+def _iso(seconds: int) -> str:
+    moment = dt.datetime.fromtimestamp(seconds, tz=dt.timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _seconds(value: Any, key: str, path: Path) -> int:
+    if isinstance(value, bool):
+        raise InputError(f"time.{key} must be a datetime or integer seconds", file=path)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=dt.timezone.utc)
+        return int(value.timestamp())
+    if isinstance(value, dt.date):
+        return int(
+            dt.datetime(value.year, value.month, value.day, tzinfo=dt.timezone.utc).timestamp()
+        )
+    raise InputError(f"time.{key} must be a datetime or integer seconds, got {value!r}", file=path)
+
+
+def _require(
+    table: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str, path: Path
+) -> Any:
+    if key not in table:
+        raise InputError(f"missing key '{where}{key}'", file=path)
+    value = table[key]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise InputError(f"key '{where}{key}' has the wrong type: {value!r}", file=path)
+    return value
+
+
+def load_manifest(path: str | Path) -> DatasetManifest:
+    """Read and validate a manifest; every problem raises `InputError` naming the file."""
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("manifest not found (every dataset folder needs one)", file=path) from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+        raise InputError(f"cannot read manifest: {err}", file=path) from None
+    name = _require(raw, "name", str, "", path)
+    node_types = _require(raw, "node_types", list, "", path)
+    if not all(isinstance(t, str) and t for t in node_types):
+        raise InputError(f"node_types must be non-empty strings: {node_types!r}", file=path)
+    time_table = _require(raw, "time", dict, "", path)
+    stamps = {}
+    for key in ("start", "validation_start", "test_start", "end"):
+        if key not in time_table:
+            raise InputError(f"missing key 'time.{key}'", file=path)
+        stamps[key] = _seconds(time_table[key], key, path)
+    funnel = raw.get("funnel", {})
+    window = funnel.get("attribution_window_days", 7.0) if isinstance(funnel, dict) else None
+    if not isinstance(window, (int, float)) or isinstance(window, bool):
+        raise InputError("funnel.attribution_window_days must be a number", file=path)
+    specs = []
+    for i, entry in enumerate(_require(raw, "edge_types", list, "", path)):
+        where = f"edge_types[{i}]."
+        if not isinstance(entry, dict):
+            raise InputError(f"{where[:-1]} must be a table", file=path)
+        try:
+            specs.append(
+                EdgeTypeSpec(
+                    src=_require(entry, "src", str, where, path),
+                    rel=_require(entry, "rel", str, where, path),
+                    dst=_require(entry, "dst", str, where, path),
+                    role=entry.get("role", "engagement"),
+                    half_life_days=float(entry.get("half_life_days", 30.0)),
+                )
+            )
+        except (TypeError, ValueError) as err:
+            raise InputError(f"{where[:-1]}: {err}", file=path) from None
+    known = {"name", "node_types", "time", "funnel", "edge_types"}
+    try:
+        return DatasetManifest(
+            name=name,
+            node_types=tuple(node_types),
+            edge_types=tuple(specs),
+            time=TimeSplits(**stamps),
+            attribution_window_days=float(window),
+            extra={k: v for k, v in raw.items() if k not in known},
+        )
+    except ValueError as err:
+        raise InputError(str(err), file=path) from None

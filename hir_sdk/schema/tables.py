@@ -1,0 +1,238 @@
+"""Validation of the three input tables against the manifest, and their normalized form.
+
+```
+nodes   : node_type str | node_id int|str | created_ts? time | <numeric feature columns>
+edges   : src_type str | src_id | dst_type str | dst_id | edge_type str | ts time | weight? num
+content : node_type str | node_id | text str | <vector columns: list/array of numbers>
+```
+
+Normalized output (what the graph builder consumes): nodes sorted by (manifest type order,
+node_id) with a global `index` (contiguous per type); edges with resolved `src` / `dst`
+global indices, an `etype` code (position in `manifest.edge_types`), `ts` as Int64 seconds
+and `weight` as Float64, sorted by time (ties keep file order).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from hir_sdk.errors import InputError
+from hir_sdk.schema.columns import (
+    ROW,
+    as_id,
+    as_number,
+    as_seconds,
+    as_string,
+    fail_rows,
+    id_kind,
+    require_columns,
+    type_codes,
+)
+from hir_sdk.schema.manifest import DatasetManifest
+from hir_sdk.schema.node_index import resolve
+
+NODE_COLUMNS = ["node_type", "node_id"]
+EDGE_COLUMNS = ["src_type", "src_id", "dst_type", "dst_id", "edge_type", "ts"]
+CONTENT_COLUMNS = ["node_type", "node_id", "text"]
+
+
+def type_offsets(nodes: pl.DataFrame, num_types: int) -> np.ndarray:
+    """(T+1,) first row of each node type in the validated (sorted) nodes table."""
+    counts = np.bincount(nodes["type_code"].to_numpy(), minlength=num_types)
+    offsets = np.zeros(num_types + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return offsets
+
+
+def validate_nodes(frame: pl.DataFrame, manifest: DatasetManifest, file: Path) -> pl.DataFrame:
+    """Check and normalize the nodes table. Returns columns
+    `index, type_code, node_type, node_id, created_ts, <features...>`."""
+    require_columns(frame, NODE_COLUMNS, file)
+    names = list(manifest.node_types)
+    codes = type_codes(frame, "node_type", names, file, "node types")
+    node_id = as_id(frame, "node_id", file)
+    created = (
+        as_seconds(frame, "created_ts", file, nullable=True)
+        if "created_ts" in frame.columns
+        else pl.Series("created_ts", [None] * frame.height, dtype=pl.Int64)
+    )
+    features = [c for c in frame.columns if c not in (ROW, *NODE_COLUMNS, "created_ts")]
+    feature_series = [as_number(frame, c, file, nullable=True).alias(c) for c in features]
+    out = pl.DataFrame(
+        [
+            frame[ROW],
+            pl.Series("type_code", codes),
+            pl.Series("node_type", np.asarray(names, dtype=object)[codes], dtype=pl.String),
+            node_id.alias("node_id"),
+            created.alias("created_ts"),
+            *feature_series,
+        ]
+    )
+    dup = out.select(pl.struct("type_code", "node_id").is_duplicated()).to_series()
+    if dup.any():
+        raise fail_rows(
+            "duplicate node ids (each (node_type, node_id) must appear once)",
+            out.filter(dup).sort("type_code", "node_id", ROW),
+            file=file,
+            column="node_id",
+            show=["node_type", "node_id"],
+        )
+    out = out.sort("type_code", "node_id", maintain_order=True).drop(ROW)
+    return out.with_row_index("index").with_columns(pl.col("index").cast(pl.Int64))
+
+
+def _edge_type_codes(
+    manifest: DatasetManifest, src: np.ndarray, rel: np.ndarray, dst: np.ndarray, rels: list[str]
+) -> np.ndarray:
+    """Position of each (src, rel, dst) in `manifest.edge_types`, or -1 if undeclared."""
+    names = list(manifest.node_types)
+    n_types, n_rels = len(names), len(rels)
+    lookup = np.full(n_types * n_rels * n_types, -1, dtype=np.int16)
+    for position, spec in enumerate(manifest.edge_types):
+        flat = (names.index(spec.src) * n_rels + rels.index(spec.rel)) * n_types + names.index(
+            spec.dst
+        )
+        lookup[flat] = position
+    flat_key = (src.astype(np.int64) * n_rels + rel) * n_types + dst
+    return lookup[flat_key]
+
+
+def validate_edges(
+    frame: pl.DataFrame, manifest: DatasetManifest, nodes: pl.DataFrame, file: Path
+) -> pl.DataFrame:
+    """Check and normalize the edges table against the manifest and the validated nodes.
+
+    Returns columns `src, dst, etype, ts, weight`, sorted by `ts` (ties keep file order).
+    """
+    require_columns(frame, EDGE_COLUMNS, file)
+    kind = id_kind(nodes["node_id"].dtype)
+    names = list(manifest.node_types)
+    offsets = type_offsets(nodes, len(names))
+    codes, ids = {}, {}
+    for end in ("src", "dst"):
+        codes[end] = type_codes(frame, f"{end}_type", names, file, "node types")
+        ids[end] = as_id(frame, f"{end}_id", file, kind)
+    rels = sorted({spec.rel for spec in manifest.edge_types})
+    rel = type_codes(frame, "edge_type", rels, file, "edge types")
+    etype = _edge_type_codes(manifest, codes["src"], rel, codes["dst"], rels)
+    if (etype < 0).any():
+        bad = frame.filter(pl.Series(etype < 0))
+        raise fail_rows(
+            f"undeclared edge types (src_type, edge_type, dst_type); the manifest "
+            f"declares {list(manifest.edge_type_keys)}",
+            bad,
+            file=file,
+            column="edge_type",
+            show=["src_type", "edge_type", "dst_type"],
+        )
+    ts = as_seconds(frame, "ts", file, show=EDGE_COLUMNS)
+    start, stop = manifest.time.start, manifest.time.end
+    outside = (ts < start) | (ts >= stop)
+    if outside.any():
+        raise fail_rows(
+            f"timestamps outside the manifest's time range [{start}, {stop})",
+            frame.filter(outside),
+            file=file,
+            column="ts",
+            show=EDGE_COLUMNS,
+        )
+    weight = (
+        as_number(frame, "weight", file, nullable=False, non_negative=True)
+        if "weight" in frame.columns
+        else pl.Series("weight", np.ones(frame.height))
+    )
+    index = {}
+    for end in ("src", "dst"):
+        index[end] = resolve(nodes, offsets, codes[end], ids[end])
+        dangling = index[end] < 0
+        if dangling.any():
+            raise fail_rows(
+                f"edge endpoints not found in nodes ({end}_type, {end}_id)",
+                frame.filter(pl.Series(dangling)),
+                file=file,
+                column=f"{end}_id",
+                show=EDGE_COLUMNS,
+            )
+    out = pl.DataFrame(
+        {
+            "src": index["src"],
+            "dst": index["dst"],
+            "etype": etype,
+            "ts": ts.to_numpy(),
+            "weight": weight.to_numpy(),
+        }
+    )
+    if not ts.is_sorted():
+        out = out.sort("ts", maintain_order=True)
+    return out
+
+
+def _vector_columns(frame: pl.DataFrame, file: Path) -> list[str]:
+    vectors = []
+    for column in frame.columns:
+        if column in (ROW, *CONTENT_COLUMNS):
+            continue
+        dtype = frame[column].dtype
+        inner = getattr(dtype, "inner", None)
+        if not isinstance(dtype, (pl.List, pl.Array)) or inner is None or not inner.is_numeric():
+            raise InputError(
+                f"mistyped column: content vector columns must be lists of numbers, found {dtype}",
+                file=file,
+                column=column,
+            )
+        vectors.append(column)
+    return vectors
+
+
+def validate_content(
+    frame: pl.DataFrame, manifest: DatasetManifest, nodes: pl.DataFrame, file: Path
+) -> pl.DataFrame:
+    """Check and normalize the content table. Returns `index, node_type, node_id, text, ...`."""
+    require_columns(frame, CONTENT_COLUMNS, file)
+    names = list(manifest.node_types)
+    codes = type_codes(frame, "node_type", names, file, "node types")
+    node_id = as_id(frame, "node_id", file, id_kind(nodes["node_id"].dtype))
+    text = as_string(frame, "text", file)
+    vectors = _vector_columns(frame, file)
+    index = resolve(nodes, type_offsets(nodes, len(names)), codes, node_id)
+    if (index < 0).any():
+        raise fail_rows(
+            "content for nodes that are not in nodes",
+            frame.filter(pl.Series(index < 0)),
+            file=file,
+            column="node_id",
+            show=["node_type", "node_id"],
+        )
+    joined = pl.DataFrame(
+        [
+            frame[ROW],
+            pl.Series("index", index),
+            pl.Series("node_type", np.asarray(names, dtype=object)[codes], dtype=pl.String),
+            node_id.alias("node_id"),
+            text,
+            *[frame[c] for c in vectors],
+        ]
+    )
+    dup = joined["index"].is_duplicated()
+    if dup.any():
+        raise fail_rows(
+            "duplicate content rows (one row per node)",
+            joined.filter(dup),
+            file=file,
+            column="node_id",
+            show=["node_type", "node_id"],
+        )
+    for column in vectors:
+        lengths = joined[column].list.len() if isinstance(joined[column].dtype, pl.List) else None
+        if lengths is not None and lengths.drop_nulls().n_unique() > 1:
+            raise fail_rows(
+                "vectors of different lengths",
+                joined.filter(lengths != lengths.drop_nulls().mode().first()),
+                file=file,
+                column=column,
+                show=["node_type", "node_id"],
+            )
+    return joined.select("index", "node_type", "node_id", "text", *vectors).sort("index")

@@ -1,0 +1,92 @@
+"""One distribution, one namespace, four source roots; imports point one way."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+import hir_sdk
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE_ROOTS = {
+    "hir_sdk": "hir_sdk",
+    "hir_sdk.ranking": "ranking",
+    "hir_sdk.export": "export",
+    "hir_sdk.evaluation": "evaluation",
+}
+
+
+def _pyproject() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def _packages_on_disk() -> set[str]:
+    found = set()
+    for package, folder in SOURCE_ROOTS.items():
+        base = ROOT / folder
+        for init in base.rglob("__init__.py"):
+            rel = init.parent.relative_to(base).parts
+            found.add(".".join((package, *rel)))
+    return found
+
+
+def test_declared_packages_match_folders():
+    config = _pyproject()["tool"]["setuptools"]
+    assert set(config["packages"]) == _packages_on_disk()
+    assert config["package-dir"] == SOURCE_ROOTS
+
+
+def test_subpackages_resolve_to_their_source_roots():
+    import hir_sdk.evaluation
+    import hir_sdk.export
+    import hir_sdk.ranking
+
+    for module, folder in [
+        (hir_sdk.ranking, "ranking"),
+        (hir_sdk.export, "export"),
+        (hir_sdk.evaluation, "evaluation"),
+        (hir_sdk, "hir_sdk"),
+    ]:
+        assert Path(module.__file__).resolve().parent == ROOT / folder
+
+
+def test_console_script_is_declared():
+    assert _pyproject()["project"]["scripts"]["hir"] == "hir_sdk.cli.main:main"
+    assert hir_sdk.__version__ == _pyproject()["project"]["version"]
+
+
+def _imports(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+def test_core_never_imports_ranking_export_or_evaluation():
+    outer = ("hir_sdk.ranking", "hir_sdk.export", "hir_sdk.evaluation")
+    for path in (ROOT / "hir_sdk").rglob("*.py"):
+        bad = [m for m in _imports(path) if m.startswith(outer)]
+        assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
+
+
+def test_ranking_never_imports_export_or_evaluation():
+    for path in (ROOT / "ranking").rglob("*.py"):
+        bad = [m for m in _imports(path) if m.startswith(("hir_sdk.export", "hir_sdk.evaluation"))]
+        assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
+
+
+def test_no_training_code_reads_the_planted_truth():
+    """Only the generator writes truth/; only evaluation may read it."""
+    for path in (ROOT / "hir_sdk").rglob("*.py"):
+        if "synth" in path.parts:
+            continue
+        assert "TRUTH_DIR" not in path.read_text(), path
