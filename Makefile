@@ -37,7 +37,7 @@ pytest: setup
 	$(VENV)/bin/pytest
 
 docs: setup
-	$(VENV)/bin/mkdocs build --strict --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
 test: setup lint pytest docs
 
