@@ -33,6 +33,7 @@ def mini_manifest() -> DatasetManifest:
             EdgeTypeSpec("advertiser", "creates", "ad", "structural", 30.0),
         ),
         time=TimeSplits(T0, T0 + 6 * DAY, T0 + 8 * DAY, T0 + 10 * DAY),
+        owner_type="advertiser",
     )
 
 

@@ -72,8 +72,12 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_core_never_imports_ranking_export_or_evaluation():
+    """`hir_sdk.cli` is the application layer on top of all four roots; nothing else in
+    the core may reach up."""
     outer = ("hir_sdk.ranking", "hir_sdk.export", "hir_sdk.evaluation")
     for path in (ROOT / "hir_sdk").rglob("*.py"):
+        if "cli" in path.relative_to(ROOT).parts:
+            continue
         bad = [m for m in _imports(path) if m.startswith(outer)]
         assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
 

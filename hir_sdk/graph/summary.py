@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from hir_sdk.graph.temporal_graph import TemporalGraph
+from hir_sdk.schema.manifest import iso_time
 
 WINDOWS = ("train", "validation", "test")
 
@@ -51,7 +51,7 @@ class GraphSummary:
         lines = [
             f"graph {self.name}  (fingerprint {self.fingerprint})",
             f"nodes {self.num_nodes:,}  edges {self.num_edges:,}  density {self.density:.3g}",
-            f"time  {_iso(self.first_ts)} .. {_iso(self.last_ts)}",
+            f"time  {iso_time(self.first_ts)} .. {iso_time(self.last_ts)}",
             "",
             "node type  count",
         ]
@@ -69,10 +69,6 @@ class GraphSummary:
             f"({self.conversions:,} conversions / {self.exposures:,} exposures)",
         ]
         return "\n".join(lines)
-
-
-def _iso(seconds: int) -> str:
-    return dt.datetime.fromtimestamp(seconds, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def summarize(graph: TemporalGraph) -> GraphSummary:

@@ -132,6 +132,17 @@ class TemporalGraph:
         t = int(self.node_type_of(index))
         return self.node_types[t], self.node_ids[t][index - self.type_offsets[t]].item()
 
+    def node_ids_of(self, index: np.ndarray) -> np.ndarray:
+        """Node ids (within their types) of many global indices, vectorised."""
+        index = np.asarray(index, dtype=np.int64)
+        types = self.node_type_of(index)
+        ints = all(ids.dtype.kind in "iu" for ids in self.node_ids)
+        out = np.empty(len(index), dtype=np.int64 if ints else object)
+        for t in np.unique(types):
+            mask = types == t
+            out[mask] = self.node_ids[t][index[mask] - self.type_offsets[t]]
+        return out
+
     # ---- adjacency -------------------------------------------------------------------
     def _run(self, ptr: np.ndarray, eid: np.ndarray, node: int, before: int | None) -> np.ndarray:
         lo, hi = int(ptr[node]), int(ptr[node + 1])

@@ -15,7 +15,8 @@ test_start = 2026-02-22T00:00:00Z
 end = 2026-03-01T00:00:00Z
 
 [funnel]
-attribution_window_days = 7.0
+attribution_window_days = 7.0         # a conversion counts for exposures up to 7 days before
+owner_type = "advertiser"             # conversions attribute to the exposed ad's owner
 
 [[edge_types]]
 src = "user"
@@ -109,6 +110,7 @@ class DatasetManifest:
     edge_types: tuple[EdgeTypeSpec, ...]
     time: TimeSplits
     attribution_window_days: float = 7.0
+    owner_type: NodeType | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
@@ -127,6 +129,8 @@ class DatasetManifest:
                     raise ValueError(f"edge type {spec.key}: node type {end!r} not declared")
         if not self.attribution_window_days > 0:
             raise ValueError("funnel.attribution_window_days must be > 0")
+        if self.owner_type is not None and self.owner_type not in self.node_types:
+            raise ValueError(f"funnel.owner_type {self.owner_type!r} is not a declared node type")
 
     @property
     def edge_type_keys(self) -> tuple[EdgeType, ...]:
@@ -150,8 +154,10 @@ class DatasetManifest:
             "[time]",
         ]
         for key in ("start", "validation_start", "test_start", "end"):
-            lines.append(f"{key} = {_iso(getattr(self.time, key))}")
+            lines.append(f"{key} = {iso_time(getattr(self.time, key))}")
         lines += ["", "[funnel]", f"attribution_window_days = {self.attribution_window_days!r}"]
+        if self.owner_type is not None:
+            lines.append(f"owner_type = {_q(self.owner_type)}")
         for spec in self.edge_types:
             lines += [
                 "",
@@ -170,7 +176,8 @@ def _q(text: str) -> str:
     return f'"{escaped}"'
 
 
-def _iso(seconds: int) -> str:
+def iso_time(seconds: int) -> str:
+    """Seconds since the epoch as an ISO-8601 UTC time, e.g. `2026-01-01T00:00:00Z`."""
     moment = dt.datetime.fromtimestamp(seconds, tz=dt.timezone.utc)
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -222,9 +229,14 @@ def load_manifest(path: str | Path) -> DatasetManifest:
             raise InputError(f"missing key 'time.{key}'", file=path)
         stamps[key] = _seconds(time_table[key], key, path)
     funnel = raw.get("funnel", {})
-    window = funnel.get("attribution_window_days", 7.0) if isinstance(funnel, dict) else None
+    if not isinstance(funnel, dict):
+        raise InputError("funnel must be a table", file=path)
+    window = funnel.get("attribution_window_days", 7.0)
     if not isinstance(window, (int, float)) or isinstance(window, bool):
         raise InputError("funnel.attribution_window_days must be a number", file=path)
+    owner_type = funnel.get("owner_type", "advertiser" if "advertiser" in node_types else None)
+    if owner_type is not None and not isinstance(owner_type, str):
+        raise InputError("funnel.owner_type must be a node type name", file=path)
     specs = []
     for i, entry in enumerate(_require(raw, "edge_types", list, "", path)):
         where = f"edge_types[{i}]."
@@ -250,6 +262,7 @@ def load_manifest(path: str | Path) -> DatasetManifest:
             edge_types=tuple(specs),
             time=TimeSplits(**stamps),
             attribution_window_days=float(window),
+            owner_type=owner_type,
             extra={k: v for k, v in raw.items() if k not in known},
         )
     except ValueError as err:

@@ -55,8 +55,8 @@ class SynthConfig:
     n_advertisers: int
     impressions_per_user: float
     days: int = 60
-    validation_days: int = 7
-    test_days: int = 7
+    validation_days: int = 14  # longer than the attribution window, so some labels mature
+    test_days: int = 14
     cold_start_days: int = 21
     cold_start_share: float = 0.10
     attribution_window_days: float = 7.0

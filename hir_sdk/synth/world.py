@@ -61,6 +61,7 @@ def world_manifest(cfg: SynthConfig) -> DatasetManifest:
         edge_types=EDGE_TYPES,
         time=TimeSplits(cfg.start, cfg.validation_start, cfg.test_start, cfg.end),
         attribution_window_days=cfg.attribution_window_days,
+        owner_type="advertiser",
     )
 
 

@@ -1,0 +1,229 @@
+"""Offline A/B: two models' predictions on the same test examples, compared with paired
+bootstrap confidence intervals that resample *users* (examples of one user move together,
+so within-user correlation does not shrink the intervals), overall and per slice.
+
+```
+examples (user, label) + p_control + p_treatment
+  --> point metrics for each model, delta = treatment - control
+  --> B resamples of users with replacement -> example weights -> weighted metrics
+  --> percentile interval of each delta; slices reuse the same user draws
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hir_sdk.evaluation import metrics as m
+
+MetricFn = Callable[..., float]
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    name: str
+    label: str
+    better: str  # "lower" or "higher"
+    fn: MetricFn
+    needs_groups: bool = False
+
+
+METRICS: dict[str, MetricSpec] = {
+    "ne": MetricSpec("ne", "NE", "lower", m.normalized_entropy),
+    "log_loss": MetricSpec("log_loss", "log loss", "lower", m.log_loss),
+    "auc": MetricSpec("auc", "ROC-AUC", "higher", m.roc_auc),
+    "pr_auc": MetricSpec("pr_auc", "PR-AUC", "higher", m.pr_auc),
+    "gauc": MetricSpec("gauc", "gAUC (per user)", "higher", m.gauc, needs_groups=True),
+    "calibration": MetricSpec("calibration", "calibration (pred/obs)", "one", m.calibration),
+}
+SLICE_METRICS = ("ne", "auc")
+
+
+@dataclass(frozen=True)
+class Interval:
+    estimate: float
+    low: float
+    high: float
+
+    def excludes_zero(self) -> bool:
+        return bool(self.low > 0 or self.high < 0)
+
+
+@dataclass(frozen=True)
+class MetricDelta:
+    """One metric for both models, and treatment - control with its interval."""
+
+    metric: str
+    control: float
+    treatment: float
+    delta: Interval
+
+    @property
+    def relative(self) -> float:
+        return self.delta.estimate / self.control if self.control else float("nan")
+
+    @property
+    def spec(self) -> MetricSpec:
+        return METRICS[self.metric]
+
+
+@dataclass(frozen=True)
+class SliceResult:
+    name: str
+    examples: int
+    positives: int
+    deltas: tuple[MetricDelta, ...]
+
+
+@dataclass(frozen=True)
+class ABResult:
+    control: str
+    treatment: str
+    examples: int
+    users: int
+    positives: int
+    metrics: tuple[MetricDelta, ...]
+    slices: tuple[SliceResult, ...]
+    n_bootstrap: int
+    confidence: float
+    seed: int
+    notes: dict[str, object] = field(default_factory=dict)
+
+    def metric(self, name: str) -> MetricDelta:
+        for delta in self.metrics:
+            if delta.metric == name:
+                return delta
+        raise KeyError(name)
+
+    @property
+    def verdict(self) -> str:
+        """One line: which model wins on NE (the primary metric), with its interval."""
+        ne = self.metric("ne")
+        pct = 100 * ne.relative
+        ci = f"{100 * ne.delta.low / ne.control:+.2f}%, {100 * ne.delta.high / ne.control:+.2f}%"
+        level = f"{100 * self.confidence:.0f}% CI"
+        if ne.delta.high < 0:
+            return (
+                f"{self.treatment} beats {self.control}: NE {pct:+.2f}% ({level} [{ci}]), "
+                "significant"
+            )
+        if ne.delta.low > 0:
+            return (
+                f"{self.control} beats {self.treatment}: {self.treatment} NE {pct:+.2f}% "
+                f"({level} [{ci}]), significant"
+            )
+        return f"no significant NE difference: {pct:+.2f}% ({level} [{ci}])"
+
+
+def _value(
+    spec: MetricSpec, y: np.ndarray, p: np.ndarray, w: np.ndarray | None, groups: np.ndarray
+) -> float:
+    if spec.needs_groups:
+        return float(spec.fn(y, p, groups, weights=w))
+    return float(spec.fn(y, p, weights=w))
+
+
+def _user_draws(n_users: int, n_bootstrap: int, seed: int) -> np.ndarray:
+    """(B, U) how many times each user is drawn in each resample."""
+    rng = np.random.default_rng(seed)
+    draws = np.empty((n_bootstrap, n_users), dtype=np.int32)
+    for b in range(n_bootstrap):
+        draws[b] = np.bincount(rng.integers(0, n_users, n_users), minlength=n_users)
+    return draws
+
+
+def _compare(
+    names: tuple[str, ...],
+    y: np.ndarray,
+    pc: np.ndarray,
+    pt: np.ndarray,
+    users: np.ndarray,
+    draws: np.ndarray,
+    alpha: float,
+) -> tuple[MetricDelta, ...]:
+    out = []
+    for name in names:
+        spec = METRICS[name]
+        control = _value(spec, y, pc, None, users)
+        treatment = _value(spec, y, pt, None, users)
+        samples = []
+        for counts in draws:
+            w = counts[users].astype(np.float64)
+            if w.sum() == 0 or not (y * w).sum() > 0:
+                continue
+            samples.append(_value(spec, y, pt, w, users) - _value(spec, y, pc, w, users))
+        finite = np.asarray([s for s in samples if np.isfinite(s)])
+        if len(finite):
+            low, high = np.quantile(finite, [alpha / 2, 1 - alpha / 2])
+        else:
+            low = high = float("nan")
+        out.append(
+            MetricDelta(
+                name, control, treatment, Interval(treatment - control, float(low), float(high))
+            )
+        )
+    return tuple(out)
+
+
+def compare(
+    y: np.ndarray,
+    p_control: np.ndarray,
+    p_treatment: np.ndarray,
+    users: np.ndarray,
+    *,
+    control: str = "control",
+    treatment: str = "treatment",
+    slices: dict[str, np.ndarray] | None = None,
+    n_bootstrap: int = 200,
+    confidence: float = 0.95,
+    seed: int = 0,
+    metrics: tuple[str, ...] = tuple(METRICS),
+) -> ABResult:
+    """Paired comparison of two models on the same examples.
+
+    Args:
+        y: (n,) 0/1 labels.
+        p_control, p_treatment: (n,) predicted probabilities of each model.
+        users: (n,) user of each example (the bootstrap's resampling unit).
+        slices: name -> (n,) boolean mask; each gets NE and AUC deltas with intervals.
+        n_bootstrap: number of user resamples.
+        confidence: two-sided interval level.
+        seed: the resampling seed (results are deterministic in it).
+    """
+    y = np.asarray(y, dtype=np.float64)
+    p_control = np.asarray(p_control, dtype=np.float64)
+    p_treatment = np.asarray(p_treatment, dtype=np.float64)
+    if not (len(y) == len(p_control) == len(p_treatment) == len(users)):
+        raise ValueError("compare: y, predictions and users must have one length")
+    if not 0 < confidence < 1 or n_bootstrap < 1:
+        raise ValueError("compare: need 0 < confidence < 1 and n_bootstrap >= 1")
+    _, user_idx = np.unique(np.asarray(users), return_inverse=True)
+    n_users = int(user_idx.max()) + 1 if len(user_idx) else 0
+    draws = _user_draws(n_users, n_bootstrap, seed)
+    alpha = 1 - confidence
+    overall = _compare(metrics, y, p_control, p_treatment, user_idx, draws, alpha)
+    results = []
+    for name, mask in (slices or {}).items():
+        mask = np.asarray(mask, dtype=bool)
+        if mask.sum() == 0 or y[mask].sum() == 0 or y[mask].sum() == mask.sum():
+            results.append(SliceResult(name, int(mask.sum()), int(y[mask].sum()), ()))
+            continue
+        deltas = _compare(
+            SLICE_METRICS, y[mask], p_control[mask], p_treatment[mask], user_idx[mask], draws, alpha
+        )
+        results.append(SliceResult(name, int(mask.sum()), int(y[mask].sum()), deltas))
+    return ABResult(
+        control=control,
+        treatment=treatment,
+        examples=len(y),
+        users=n_users,
+        positives=int(y.sum()),
+        metrics=overall,
+        slices=tuple(results),
+        n_bootstrap=n_bootstrap,
+        confidence=confidence,
+        seed=seed,
+    )

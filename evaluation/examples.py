@@ -1,0 +1,114 @@
+"""Deep-funnel examples: one per exposure, labelled by a later conversion on the same owner.
+
+For a chronological window `[lo, hi)` (train, validation or test):
+
+- every exposure edge (role `exposure`, e.g. user -impression-> ad) with `lo <= ts < hi` is
+  one example, with request time `ts`;
+- its label is 1 when the same user has a conversion edge (role `conversion`) on a node of
+  the same owner (the ad's advertiser: its products, its pixel) with
+  `ts < conversion_ts <= ts + attribution window`;
+- labels are read only up to the window's *label horizon*: its end `hi` (the data's end for
+  the test window). An exposure whose attribution window runs past the horizon has an
+  unknown label: it is **censored**, left out and counted, never labelled negative. So a
+  training label never uses a conversion from the validation or test period.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from hir_sdk.errors import InputError
+from hir_sdk.graph import TemporalGraph
+from hir_sdk.graph.event_index import EventIndex
+from hir_sdk.graph.owners import NO_OWNER, owner_of_nodes
+from hir_sdk.schema.manifest import SECONDS_PER_DAY
+
+WINDOWS = ("train", "validation", "test")
+
+
+@dataclass(frozen=True)
+class Examples:
+    """Labelled exposures of one window.
+
+    `frame` columns: `user`, `ad`, `owner` (global node indices), `ts` (request time, s),
+    `label` (0/1). Rows are in time order.
+    """
+
+    window: str
+    frame: pl.DataFrame
+    horizon: int  # labels use conversions with ts <= horizon only
+    attribution_window_s: int
+    censored: int  # exposures left out because their label is not known by the horizon
+
+    @property
+    def size(self) -> int:
+        return self.frame.height
+
+    @property
+    def positives(self) -> int:
+        return int(self.frame["label"].sum())
+
+
+def _pair_codes(user: np.ndarray, owner: np.ndarray, num_nodes: int) -> np.ndarray:
+    return user.astype(np.int64) * num_nodes + owner
+
+
+def conversion_index(graph: TemporalGraph, owners: np.ndarray) -> EventIndex:
+    """Conversion events keyed by (user, owner of the converted-on node)."""
+    codes = graph.edge_type_codes(
+        [s.key for s in graph.manifest.edge_types_with_role("conversion")]
+    )
+    mask = np.isin(graph.etype, codes)
+    owner = owners[graph.dst[mask]]
+    known = owner != NO_OWNER
+    return EventIndex(
+        _pair_codes(graph.src[mask][known], owner[known], graph.num_nodes), graph.ts[mask][known]
+    )
+
+
+def build_examples(
+    graph: TemporalGraph,
+    window: str,
+    *,
+    attribution_days: float | None = None,
+    owners: np.ndarray | None = None,
+) -> Examples:
+    """Examples of one chronological window (see the module docstring)."""
+    if window not in WINDOWS:
+        raise ValueError(f"window must be one of {WINDOWS}, got {window!r}")
+    manifest = graph.manifest
+    if not manifest.edge_types_with_role("exposure"):
+        raise InputError('the manifest declares no exposure edge type (role = "exposure")')
+    if not manifest.edge_types_with_role("conversion"):
+        raise InputError('the manifest declares no conversion edge type (role = "conversion")')
+    days = manifest.attribution_window_days if attribution_days is None else attribution_days
+    if not days > 0:
+        raise InputError(f"attribution window must be > 0 days, got {days}")
+    attribution_s = int(round(days * SECONDS_PER_DAY))
+    owners = owner_of_nodes(graph) if owners is None else owners
+    lo, hi = manifest.time.window(window)
+    horizon = hi
+    edges = np.arange(graph.window(window).start, graph.window(window).stop)
+    exposure = graph.edge_type_codes([s.key for s in manifest.edge_types_with_role("exposure")])
+    edges = edges[np.isin(graph.etype[edges], exposure)]
+    ts = graph.ts[edges]
+    mature = ts + attribution_s <= horizon
+    edges, ts = edges[mature], ts[mature]
+    user, ad = graph.src[edges], graph.dst[edges]
+    owner = owners[ad]
+    index = conversion_index(graph, owners)
+    converted = index.count_between(
+        _pair_codes(user, owner, graph.num_nodes), ts, ts + attribution_s
+    )
+    label = ((converted > 0) & (owner != NO_OWNER)).astype(np.int8)
+    frame = pl.DataFrame({"user": user, "ad": ad, "owner": owner, "ts": ts, "label": label})
+    return Examples(
+        window=window,
+        frame=frame,
+        horizon=horizon,
+        attribution_window_s=attribution_s,
+        censored=int((~mature).sum()),
+    )

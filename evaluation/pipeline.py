@@ -1,0 +1,217 @@
+"""`hir ab` end to end: dataset -> graph -> labelled examples -> features -> models ->
+paired A/B on the test window -> report folder.
+
+Models train on the train window, select (early stopping) on validation, and are scored
+on the test window; every feature is as of its example's request time and every label is
+read only up to its window's horizon.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from hir_sdk import __version__
+from hir_sdk.errors import InputError
+from hir_sdk.evaluation.ab import ABResult, compare
+from hir_sdk.evaluation.examples import WINDOWS, Examples, build_examples
+from hir_sdk.evaluation.report import ModelCurves, Report, render_markdown
+from hir_sdk.evaluation.report_html import render_html
+from hir_sdk.evaluation.slices import test_slices
+from hir_sdk.graph import TemporalGraph, build_graph
+from hir_sdk.graph.owners import owner_of_nodes
+from hir_sdk.io.atomic import atomic_output_dir
+from hir_sdk.ranking.baselines import PopularityModel, XGBoostBaseline, XGBoostConfig
+from hir_sdk.ranking.features import AsOfFeatures
+from hir_sdk.schema import load_dataset
+from hir_sdk.schema.manifest import iso_time
+
+MODELS = ("xgboost", "popularity")
+
+
+@dataclass(frozen=True)
+class ABConfig:
+    control: str = "xgboost"
+    treatment: str = "popularity"
+    attribution_days: float | None = None  # None: the manifest's
+    n_bootstrap: int = 200
+    confidence: float = 0.95
+    seed: int = 0
+    sparse_user_events: int = 5
+    xgboost: XGBoostConfig = field(default_factory=XGBoostConfig)
+
+    def __post_init__(self) -> None:
+        for role in (self.control, self.treatment):
+            if role not in MODELS:
+                raise InputError(f"unknown model {role!r}; choose from {list(MODELS)}")
+        if self.control == self.treatment:
+            raise InputError("control and treatment must be different models")
+
+
+@dataclass(frozen=True)
+class ABRun:
+    report: Report
+    predictions: pl.DataFrame
+    examples: dict[str, Examples]
+    timings: dict[str, float]
+
+
+def _make(name: str, config: ABConfig) -> XGBoostBaseline | PopularityModel:
+    if name == "xgboost":
+        return XGBoostBaseline(config.xgboost)
+    return PopularityModel()
+
+
+def _check(examples: dict[str, Examples], graph: TemporalGraph) -> None:
+    if not graph.manifest.edge_types_with_role("conversion"):
+        raise InputError(
+            "the dataset declares no conversion edge type; nothing to evaluate",
+            file=graph.manifest.name,
+        )
+    for window in WINDOWS:
+        ex = examples[window]
+        if ex.size == 0:
+            raise InputError(
+                f"the {window} window has no exposures with a known label "
+                f"({ex.censored:,} censored: their attribution window runs past the window's "
+                f"end); lengthen the window or shorten funnel.attribution_window_days"
+            )
+    if sum(ex.positives for ex in examples.values()) == 0:
+        raise InputError(
+            "no conversions follow any exposure within the attribution window; "
+            "the dataset has nothing to evaluate"
+        )
+    if examples["train"].positives == 0 or examples["test"].positives == 0:
+        empty = "train" if examples["train"].positives == 0 else "test"
+        raise InputError(f"the {empty} window has no conversions; cannot train or evaluate")
+
+
+def run_ab(
+    data: str | Path, config: ABConfig | None = None, *, truth: str | Path | None = None
+) -> ABRun:
+    """Run the offline A/B on a dataset folder (see the module docstring)."""
+    config = config or ABConfig()
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+    data = Path(data)
+    graph = build_graph(load_dataset(data))
+    timings["graph"] = time.perf_counter() - started
+    owners = owner_of_nodes(graph)
+    examples = {
+        w: build_examples(graph, w, attribution_days=config.attribution_days, owners=owners)
+        for w in WINDOWS
+    }
+    _check(examples, graph)
+    features = AsOfFeatures(graph, owners)
+    X, y = {}, {}
+    for w, ex in examples.items():
+        f = ex.frame
+        X[w] = features.compute(f["user"].to_numpy(), f["ad"].to_numpy(), f["ts"].to_numpy())
+        y[w] = f["label"].to_numpy()
+    timings["examples+features"] = time.perf_counter() - started - timings["graph"]
+    models = {}
+    for name in (config.control, config.treatment):
+        mark = time.perf_counter()
+        models[name] = _make(name, config).fit(
+            X["train"], y["train"], X["validation"], y["validation"]
+        )
+        timings[f"fit {name}"] = time.perf_counter() - mark
+    p = {name: model.predict(X["test"]) for name, model in models.items()}
+    test = examples["test"].frame
+    truth_dir = Path(truth) if truth is not None else data / "truth"
+    slices = test_slices(
+        graph,
+        test["user"].to_numpy(),
+        test["ad"].to_numpy(),
+        test["owner"].to_numpy(),
+        cutoff=graph.manifest.time.test_start,
+        min_events=config.sparse_user_events,
+        truth=truth_dir if truth_dir.is_dir() else None,
+    )
+    mark = time.perf_counter()
+    ab: ABResult = compare(
+        y["test"],
+        p[config.control],
+        p[config.treatment],
+        test["user"].to_numpy(),
+        control=config.control,
+        treatment=config.treatment,
+        slices=slices,
+        n_bootstrap=config.n_bootstrap,
+        confidence=config.confidence,
+        seed=config.seed,
+    )
+    timings["bootstrap"] = time.perf_counter() - mark
+    report = Report(
+        title=f"Offline A/B: {config.treatment} vs {config.control} on {graph.manifest.name}",
+        ab=ab,
+        control=ModelCurves.of(config.control, y["test"], p[config.control]),
+        treatment=ModelCurves.of(config.treatment, y["test"], p[config.treatment]),
+        protocol=_protocol(graph, examples, models, config),
+    )
+    predictions = pl.DataFrame(
+        {
+            "user_id": graph.node_ids_of(test["user"].to_numpy()),
+            "ad_id": graph.node_ids_of(test["ad"].to_numpy()),
+            "ts": test["ts"],
+            "label": test["label"],
+            f"p_{config.control}": p[config.control],
+            f"p_{config.treatment}": p[config.treatment],
+        },
+        strict=False,
+    )
+    return ABRun(report=report, predictions=predictions, examples=examples, timings=timings)
+
+
+def _protocol(
+    graph: TemporalGraph, examples: dict[str, Examples], models: dict, config: ABConfig
+) -> dict[str, str]:
+    t = graph.manifest.time
+    out = {
+        "dataset": f"{graph.manifest.name} (fingerprint {graph.fingerprint})",
+        "windows": (
+            f"train [{iso_time(t.start)}, {iso_time(t.validation_start)}), validation "
+            f"[{iso_time(t.validation_start)}, {iso_time(t.test_start)}), test "
+            f"[{iso_time(t.test_start)}, {iso_time(t.end)})"
+        ),
+        "attribution": (
+            f"a conversion by the user on the ad's owner within "
+            f"{examples['test'].attribution_window_s / 86_400:g} days after the "
+            "exposure; labels read only up to each window's end"
+        ),
+    }
+    for w, ex in examples.items():
+        out[f"{w} examples"] = (
+            f"{ex.size:,} labelled ({ex.positives:,} positive, "
+            f"{ex.positives / max(ex.size, 1):.3%}), {ex.censored:,} "
+            "censored"
+        )
+    for name, model in models.items():
+        if isinstance(model, XGBoostBaseline):
+            top = list(model.feature_importance())[:5]
+            out[f"{name}"] = (
+                f"{asdict(config.xgboost)}; best iteration "
+                f"{model.best_iteration}; top features {top}"
+            )
+        else:
+            out[f"{name}"] = f"as-of smoothed owner conversion rate ({model.column}), rescaled"
+    out["sdk"] = f"hir-sdk {__version__}"
+    return out
+
+
+def write_report(run: ABRun, out: str | Path, *, overwrite: bool = False) -> Path:
+    """Write report.md, report.html, metrics.json and predictions.parquet atomically."""
+    with atomic_output_dir(out, overwrite=overwrite) as tmp:
+        (tmp / "report.md").write_text(render_markdown(run.report), encoding="utf-8")
+        (tmp / "report.html").write_text(render_html(run.report), encoding="utf-8")
+        ab = run.report.ab
+        metrics = {"verdict": ab.verdict, **asdict(ab), "timings_s": run.timings}
+        (tmp / "metrics.json").write_text(
+            json.dumps(metrics, indent=2, default=float) + "\n", encoding="utf-8"
+        )
+        run.predictions.write_parquet(tmp / "predictions.parquet")
+    return Path(out)

@@ -1,0 +1,114 @@
+"""Baseline rankers on the as-of features: XGBoost (what a team runs today) and a
+popularity floor. Both predict the probability that an exposure converts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+import xgboost as xgb
+
+
+@dataclass(frozen=True)
+class XGBoostConfig:
+    """Gradient-boosted trees; early stopping on the validation window's log loss."""
+
+    n_estimators: int = 400
+    max_depth: int = 6
+    learning_rate: float = 0.05
+    subsample: float = 0.8
+    colsample_bytree: float = 0.8
+    min_child_weight: float = 5.0
+    early_stopping_rounds: int = 30
+    n_threads: int = 2
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.n_estimators < 1 or self.max_depth < 1 or not 0 < self.learning_rate <= 1:
+            raise ValueError(
+                "XGBoostConfig: need n_estimators >= 1, max_depth >= 1, 0 < learning_rate <= 1"
+            )
+
+
+@dataclass
+class XGBoostBaseline:
+    """XGBoost on the hand-crafted as-of features (`hir_sdk.ranking.features`)."""
+
+    config: XGBoostConfig = field(default_factory=XGBoostConfig)
+    name: str = "xgboost"
+    _model: xgb.XGBClassifier | None = None
+    _columns: list[str] | None = None
+
+    def fit(
+        self, train: pl.DataFrame, y_train: np.ndarray, valid: pl.DataFrame, y_valid: np.ndarray
+    ) -> XGBoostBaseline:
+        c = self.config
+        self._columns = train.columns
+        self._model = xgb.XGBClassifier(
+            n_estimators=c.n_estimators,
+            max_depth=c.max_depth,
+            learning_rate=c.learning_rate,
+            subsample=c.subsample,
+            colsample_bytree=c.colsample_bytree,
+            min_child_weight=c.min_child_weight,
+            early_stopping_rounds=c.early_stopping_rounds,
+            n_jobs=c.n_threads,
+            random_state=c.seed,
+            tree_method="hist",
+            objective="binary:logistic",
+            eval_metric="logloss",
+        )
+        self._model.fit(
+            train.to_numpy(),
+            y_train,
+            eval_set=[(valid.select(self._columns).to_numpy(), y_valid)],
+            verbose=False,
+        )
+        return self
+
+    def predict(self, features: pl.DataFrame) -> np.ndarray:
+        if self._model is None or self._columns is None:
+            raise RuntimeError("XGBoostBaseline.predict before fit")
+        return self._model.predict_proba(features.select(self._columns).to_numpy())[:, 1]
+
+    @property
+    def best_iteration(self) -> int:
+        if self._model is None:
+            raise RuntimeError("XGBoostBaseline not fitted")
+        return int(self._model.best_iteration)
+
+    def feature_importance(self) -> dict[str, float]:
+        """Gain-based importance per feature, largest first."""
+        if self._model is None or self._columns is None:
+            raise RuntimeError("XGBoostBaseline not fitted")
+        gains = self._model.get_booster().get_score(importance_type="gain")
+        named = {self._columns[int(k[1:])]: v for k, v in gains.items()}
+        return dict(sorted(named.items(), key=lambda kv: -kv[1]))
+
+
+@dataclass
+class PopularityModel:
+    """The floor: the ad's owner's as-of smoothed conversion rate (`adv_cvr`), rescaled so
+    its mean matches the training label rate."""
+
+    name: str = "popularity"
+    column: str = "adv_cvr"
+    _scale: float | None = None
+
+    def fit(
+        self,
+        train: pl.DataFrame,
+        y_train: np.ndarray,
+        valid: pl.DataFrame | None = None,
+        y_valid: np.ndarray | None = None,
+    ) -> PopularityModel:
+        score = train[self.column].to_numpy()
+        self._scale = float(np.mean(y_train) / max(float(np.mean(score)), 1e-12))
+        return self
+
+    def predict(self, features: pl.DataFrame) -> np.ndarray:
+        if self._scale is None:
+            raise RuntimeError("PopularityModel.predict before fit")
+        return np.clip(features[self.column].to_numpy() * self._scale, 1e-6, 1 - 1e-6)

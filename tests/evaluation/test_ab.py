@@ -1,0 +1,96 @@
+"""Paired bootstrap A/B: intervals cover the true difference; results are deterministic."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hir_sdk.evaluation.ab import compare
+from hir_sdk.evaluation.metrics import log_loss, roc_auc
+
+
+def _world(rng: np.random.Generator, n_users: int, per_user: int):
+    """Users with their own base rates; control sees the truth through more noise."""
+    user_logit = rng.normal(-4.0, 0.8, n_users)
+    users = np.repeat(np.arange(n_users), per_user)
+    logit = user_logit[users] + rng.normal(0, 1.0, len(users))
+    y = (rng.random(len(users)) < 1 / (1 + np.exp(-logit))).astype(float)
+    control = 1 / (1 + np.exp(-(logit + rng.normal(0, 1.2, len(users)))))
+    treatment = 1 / (1 + np.exp(-(logit + rng.normal(0, 0.6, len(users)))))
+    return y, control, treatment, users
+
+
+def test_interval_covers_the_true_difference():
+    rng = np.random.default_rng(7)
+    y, c, t, _ = _world(rng, 40_000, 10)  # the "population"
+    true_ll = log_loss(y, t) - log_loss(y, c)
+    true_auc = roc_auc(y, t) - roc_auc(y, c)
+    covered_ll = covered_auc = 0
+    trials = 40
+    for k in range(trials):
+        y, c, t, users = _world(np.random.default_rng(100 + k), 400, 10)
+        result = compare(y, c, t, users, n_bootstrap=100, seed=k, metrics=("log_loss", "auc"))
+        ll, auc = result.metric("log_loss").delta, result.metric("auc").delta
+        covered_ll += ll.low <= true_ll <= ll.high
+        covered_auc += auc.low <= true_auc <= auc.high
+    # nominal 95%; with 40 trials, fewer than 32 hits would be a broken interval
+    assert covered_ll >= 32 and covered_auc >= 32, (covered_ll, covered_auc)
+    assert true_ll < 0 and true_auc > 0
+
+
+def test_resampling_users_widens_intervals_for_correlated_examples():
+    """Examples of one user share their base rate: resampling users must give wider
+    intervals than resampling examples would (here: each example its own user)."""
+    y, c, t, users = _world(np.random.default_rng(1), 300, 20)
+    by_user = compare(y, c, t, users, n_bootstrap=200, metrics=("log_loss",))
+    by_row = compare(y, c, t, np.arange(len(y)), n_bootstrap=200, metrics=("log_loss",))
+    width = [
+        r.metric("log_loss").delta.high - r.metric("log_loss").delta.low for r in (by_user, by_row)
+    ]
+    assert width[0] > width[1]
+
+
+def test_deterministic_in_seed_and_verdict():
+    y, c, t, users = _world(np.random.default_rng(2), 500, 10)
+    a = compare(
+        y,
+        c,
+        t,
+        users,
+        n_bootstrap=50,
+        seed=4,
+        control="old",
+        treatment="new",
+        slices={"first half": users < 250},
+    )
+    b = compare(
+        y,
+        c,
+        t,
+        users,
+        n_bootstrap=50,
+        seed=4,
+        control="old",
+        treatment="new",
+        slices={"first half": users < 250},
+    )
+    assert a == b
+    assert a.verdict.startswith("new beats old: NE -") and "significant" in a.verdict
+    assert a.metric("ne").delta.high < 0
+    assert [s.name for s in a.slices] == ["first half"]
+    assert {d.metric for d in a.slices[0].deltas} == {"ne", "auc"}
+    swapped = compare(y, t, c, users, n_bootstrap=50, seed=4, control="new", treatment="old")
+    assert swapped.verdict.startswith("new beats old: old NE +")
+
+
+def test_slice_without_conversions_has_no_deltas():
+    y, c, t, users = _world(np.random.default_rng(3), 200, 10)
+    result = compare(y, c, t, users, n_bootstrap=10, slices={"none": np.zeros(len(y), bool)})
+    assert result.slices[0].deltas == () and result.slices[0].examples == 0
+
+
+def test_input_errors():
+    with pytest.raises(ValueError, match="one length"):
+        compare(np.ones(3), np.ones(3), np.ones(2), np.arange(3))
+    with pytest.raises(ValueError, match="confidence"):
+        compare(np.ones(3), np.ones(3), np.ones(3), np.arange(3), confidence=1.5)
