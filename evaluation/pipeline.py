@@ -93,13 +93,28 @@ def _check(examples: dict[str, Examples], graph: TemporalGraph) -> None:
 def run_ab(
     data: str | Path, config: ABConfig | None = None, *, truth: str | Path | None = None
 ) -> ABRun:
-    """Run the offline A/B on a dataset folder (see the module docstring)."""
-    config = config or ABConfig()
-    timings: dict[str, float] = {}
+    """Run the offline A/B on a dataset folder (see the module docstring).
+
+    `truth` is a planted-truth folder for per-interest slices (default: `data/truth` when
+    it exists).
+    """
     started = time.perf_counter()
     data = Path(data)
     graph = build_graph(load_dataset(data))
-    timings["graph"] = time.perf_counter() - started
+    graph_s = time.perf_counter() - started
+    truth_dir = Path(truth) if truth is not None else data / "truth"
+    run = run_ab_on_graph(graph, config, truth=truth_dir if truth_dir.is_dir() else None)
+    run.timings["graph"] = graph_s
+    return run
+
+
+def run_ab_on_graph(
+    graph: TemporalGraph, config: ABConfig | None = None, *, truth: Path | None = None
+) -> ABRun:
+    """`run_ab` on an already built graph."""
+    config = config or ABConfig()
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
     owners = owner_of_nodes(graph)
     examples = {
         w: build_examples(graph, w, attribution_days=config.attribution_days, owners=owners)
@@ -112,7 +127,7 @@ def run_ab(
         f = ex.frame
         X[w] = features.compute(f["user"].to_numpy(), f["ad"].to_numpy(), f["ts"].to_numpy())
         y[w] = f["label"].to_numpy()
-    timings["examples+features"] = time.perf_counter() - started - timings["graph"]
+    timings["examples+features"] = time.perf_counter() - started
     models = {}
     for name in (config.control, config.treatment):
         mark = time.perf_counter()
@@ -122,7 +137,6 @@ def run_ab(
         timings[f"fit {name}"] = time.perf_counter() - mark
     p = {name: model.predict(X["test"]) for name, model in models.items()}
     test = examples["test"].frame
-    truth_dir = Path(truth) if truth is not None else data / "truth"
     slices = test_slices(
         graph,
         test["user"].to_numpy(),
@@ -130,7 +144,7 @@ def run_ab(
         test["owner"].to_numpy(),
         cutoff=graph.manifest.time.test_start,
         min_events=config.sparse_user_events,
-        truth=truth_dir if truth_dir.is_dir() else None,
+        truth=truth,
     )
     mark = time.perf_counter()
     ab: ABResult = compare(

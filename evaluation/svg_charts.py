@@ -201,7 +201,7 @@ def interval_chart(
 
     ``colors`` optionally gives each row's dot colour (default dark grey).
     """
-    label_w = min(220, max(60, 7 * max((len(r[0]) for r in rows), default=0) + 14))
+    label_w = min(320, max(60, 7 * max((len(r[0]) for r in rows), default=0) + 14))
     value_w = 7 * (3 * (digits + 4) + 6) + 10  # room for "+1.23 [+0.45, +2.01]"
     top, bottom = 30, 44
     left, pw = label_w, width - label_w - value_w

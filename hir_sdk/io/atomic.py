@@ -16,6 +16,12 @@ from pathlib import Path
 from hir_sdk.errors import InputError
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def _check_free(final: Path, overwrite: bool) -> None:
     if final.exists() and not overwrite:
         if final.is_dir() and not any(final.iterdir()):
@@ -36,6 +42,7 @@ def atomic_output_dir(final: str | Path, *, overwrite: bool = False) -> Iterator
     _check_free(final, overwrite)
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.tmp-", dir=final.parent))
+    tmp.chmod(0o777 & ~_umask())  # mkdtemp makes it private; the result should not be
     try:
         yield tmp
         if final.exists():
@@ -55,6 +62,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
+    os.chmod(tmp, 0o666 & ~_umask())
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
