@@ -186,7 +186,8 @@ def compare(
 
     Args:
         y: (n,) 0/1 labels.
-        p_control, p_treatment: (n,) predicted probabilities of each model.
+        p_control: (n,) predicted probabilities of the control model.
+        p_treatment: (n,) predicted probabilities of the treatment model.
         users: (n,) user of each example (the bootstrap's resampling unit).
         slices: name -> (n,) boolean mask; each gets NE and AUC deltas with intervals.
         n_bootstrap: number of user resamples.

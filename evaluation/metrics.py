@@ -26,6 +26,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 
 def _validate(y, p, weights, drop_zero: bool = False) -> tuple[np.ndarray, ...]:
@@ -59,7 +60,9 @@ def _validate(y, p, weights, drop_zero: bool = False) -> tuple[np.ndarray, ...]:
     return y[keep].astype(np.float64), p[keep].astype(np.float64), w[keep]
 
 
-def log_loss(y, p, *, weights=None, eps: float = 1e-7) -> float:
+def log_loss(
+    y: ArrayLike, p: ArrayLike, *, weights: ArrayLike | None = None, eps: float = 1e-7
+) -> float:
     """Mean weighted binary cross-entropy in nats.
 
     Args:
@@ -95,7 +98,9 @@ def binary_entropy(rate: float) -> float:
     return float(-(rate * np.log(rate) + (1 - rate) * np.log1p(-rate)))
 
 
-def normalized_entropy(y, p, *, weights=None, base_rate: float | None = None) -> float:
+def normalized_entropy(
+    y: ArrayLike, p: ArrayLike, *, weights: ArrayLike | None = None, base_rate: float | None = None
+) -> float:
     """Normalized entropy: log loss divided by the entropy of the base rate.
 
     Args:
@@ -139,7 +144,7 @@ def _grouped_auc(y, p, w, codes: np.ndarray, n_groups: int):
     return auc, group_pos, group_neg
 
 
-def roc_auc(y, p, *, weights=None) -> float:
+def roc_auc(y: ArrayLike, p: ArrayLike, *, weights: ArrayLike | None = None) -> float:
     """Weighted ROC-AUC; tied scores get half credit.
 
     Args:
@@ -164,7 +169,7 @@ def _descending_blocks(y, p, w) -> tuple[np.ndarray, np.ndarray]:
     return np.cumsum(w)[last], np.cumsum(w * y)[last]
 
 
-def pr_auc(y, p, *, weights=None) -> float:
+def pr_auc(y: ArrayLike, p: ArrayLike, *, weights: ArrayLike | None = None) -> float:
     """Average precision (area under the precision-recall curve, step-wise).
 
     Args:
@@ -184,7 +189,7 @@ def pr_auc(y, p, *, weights=None) -> float:
     return float(np.sum(recall_gain * precision))
 
 
-def calibration(y, p, *, weights=None) -> float:
+def calibration(y: ArrayLike, p: ArrayLike, *, weights: ArrayLike | None = None) -> float:
     """Calibration ratio: total predicted over total observed.
 
     Args:
@@ -212,7 +217,12 @@ class ReliabilityBins:
 
 
 def reliability_bins(
-    y, p, *, n_bins: int = 10, strategy: str = "quantile", weights=None
+    y: ArrayLike,
+    p: ArrayLike,
+    *,
+    n_bins: int = 10,
+    strategy: str = "quantile",
+    weights: ArrayLike | None = None,
 ) -> ReliabilityBins:
     """Bin predictions and compare the mean prediction with the observed rate in each bin.
 
@@ -255,7 +265,9 @@ def reliability_bins(
     return ReliabilityBins(lower, upper, sum_p[keep] / weight, sum_y[keep] / weight, weight)
 
 
-def gauc(y, p, groups, *, weights=None) -> float:
+def gauc(
+    y: ArrayLike, p: ArrayLike, groups: ArrayLike, *, weights: ArrayLike | None = None
+) -> float:
     """Group AUC: per-group ROC-AUC averaged with weights equal to each group's total weight.
 
     Args:
@@ -281,7 +293,9 @@ def gauc(y, p, groups, *, weights=None) -> float:
     return float(np.sum(group_weight * auc[valid]) / np.sum(group_weight))
 
 
-def lift_curve(y, p, *, n_points: int = 101, weights=None) -> tuple[np.ndarray, np.ndarray]:
+def lift_curve(
+    y: ArrayLike, p: ArrayLike, *, n_points: int = 101, weights: ArrayLike | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Cumulative capture (gains) curve.
 
     Args:
