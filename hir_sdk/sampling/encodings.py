@@ -1,0 +1,126 @@
+"""Structural encodings of sampled subgraphs: what the graph transformer's attention biases
+and node inputs are made of.
+
+Per subgraph (treated as undirected for distances and walks):
+- `spd`: shortest-path distance between all node pairs, capped (`far` beyond the cap or
+  unreachable), by breadth-first frontier expansion with batched boolean matrix products;
+- `hop`: the distance from the anchor (row 0 of `spd`);
+- `rw`: random-walk landing probabilities, `diag(P^k)` for k = 1..K with `P = D^-1 A`;
+- node types (for node-type-pair biases) and, for direct edges, their type, decayed
+  weight and time to the cutoff in log2-hour buckets.
+
+Everything is computed on a padded `(B, N, N)` stack in float32.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hir_sdk.graph.temporal_graph import TemporalGraph
+from hir_sdk.sampling.subgraphs import Subgraphs
+
+AGE_BUCKETS = 16  # log2(1 + hours): 0 .. 15, the last bucket open-ended
+
+
+@dataclass(frozen=True)
+class EncodingConfig:
+    rw_steps: int = 8
+    max_distance: int = 4  # distances above it (and unreachable pairs) get max_distance + 1
+
+    def __post_init__(self) -> None:
+        if self.rw_steps < 1 or self.max_distance < 1:
+            raise ValueError("rw_steps and max_distance must be >= 1")
+
+    @property
+    def far(self) -> int:
+        return self.max_distance + 1
+
+
+@dataclass(frozen=True)
+class Encodings:
+    """Encodings of one `Subgraphs` batch; token arrays follow `Subgraphs.nodes`."""
+
+    node_type: np.ndarray  # (T,) type code
+    hop: np.ndarray  # (T,) int8 distance from the anchor (capped)
+    rw: np.ndarray  # (T, K) float32 landing probabilities
+    spd: np.ndarray  # (sum n_b^2,) int8, subgraph b's row-major block at spd_offsets[b]
+    spd_offsets: np.ndarray  # (B+1,)
+    edge_age_bucket: np.ndarray  # (E,) int8
+
+    def spd_of(self, b: int, n: int) -> np.ndarray:
+        return self.spd[self.spd_offsets[b] : self.spd_offsets[b + 1]].reshape(n, n)
+
+
+def age_buckets(age_s: np.ndarray) -> np.ndarray:
+    """Time to the cutoff in log2(1 + hours) buckets, capped at `AGE_BUCKETS - 1`."""
+    hours = np.maximum(np.asarray(age_s, dtype=np.float64), 0) / 3600.0
+    return np.minimum(np.floor(np.log2(1.0 + hours)), AGE_BUCKETS - 1).astype(np.int8)
+
+
+def padded_adjacency(sub: Subgraphs) -> tuple[np.ndarray, np.ndarray]:
+    """(B, N, N) symmetric 0/1 float32 adjacency and (B, N) validity mask."""
+    sizes = sub.sizes()
+    n_max = int(sizes.max(initial=1))
+    batch = sub.batch_size
+    adj = np.zeros((batch, n_max, n_max), dtype=np.float32)
+    slot = np.repeat(np.arange(batch), np.diff(sub.edge_offsets))
+    adj[slot, sub.edge_src, sub.edge_dst] = 1.0
+    adj[slot, sub.edge_dst, sub.edge_src] = 1.0
+    idx = np.arange(n_max)
+    adj[:, idx, idx] = 0.0  # self-loops carry no structure
+    mask = idx[None, :] < sizes[:, None]
+    return adj, mask
+
+
+def shortest_paths(adj: np.ndarray, mask: np.ndarray, max_distance: int) -> np.ndarray:
+    """(B, N, N) int8 capped shortest-path distances; `max_distance + 1` = far."""
+    far = max_distance + 1
+    batch, n, _ = adj.shape
+    eye = np.broadcast_to(np.eye(n, dtype=bool), (batch, n, n)) & mask[:, :, None]
+    dist = np.where(eye, 0, far).astype(np.int8)
+    reached = eye.copy()
+    frontier = eye.astype(np.float32)
+    for d in range(1, max_distance + 1):
+        nxt = (np.matmul(frontier, adj) > 0) & ~reached
+        if not nxt.any():
+            break
+        dist[nxt] = d
+        reached |= nxt
+        frontier = nxt.astype(np.float32)
+    return dist
+
+
+def landing_probabilities(adj: np.ndarray, steps: int) -> np.ndarray:
+    """(B, N, K) `diag(P^k)`, k = 1..K, for the random walk `P = D^-1 A`."""
+    deg = adj.sum(axis=2, keepdims=True)
+    walk = np.divide(adj, deg, out=np.zeros_like(adj), where=deg > 0)
+    power = walk.copy()
+    out = np.empty(adj.shape[:2] + (steps,), dtype=np.float32)
+    for k in range(steps):
+        out[:, :, k] = np.diagonal(power, axis1=1, axis2=2)
+        if k + 1 < steps:
+            power = np.matmul(power, walk)
+    return out
+
+
+def encode(graph: TemporalGraph, sub: Subgraphs, config: EncodingConfig | None = None) -> Encodings:
+    config = config or EncodingConfig()
+    sizes = sub.sizes()
+    adj, mask = padded_adjacency(sub)
+    spd = shortest_paths(adj, mask, config.max_distance)
+    rw = landing_probabilities(adj, config.rw_steps)
+    valid = mask.reshape(-1)
+    blocks = [spd[b, :n, :n].reshape(-1) for b, n in enumerate(sizes.tolist())]
+    spd_offsets = np.zeros(sub.batch_size + 1, dtype=np.int64)
+    np.cumsum(sizes.astype(np.int64) ** 2, out=spd_offsets[1:])
+    slot = np.repeat(np.arange(sub.batch_size), np.diff(sub.edge_offsets))
+    return Encodings(
+        node_type=graph.node_type_of(sub.nodes).astype(np.int64),
+        hop=spd[:, 0, :].reshape(-1)[valid].astype(np.int8),
+        rw=rw.reshape(-1, config.rw_steps)[valid],
+        spd=np.concatenate(blocks) if blocks else np.zeros(0, np.int8),
+        spd_offsets=spd_offsets,
+        edge_age_bucket=age_buckets(sub.cutoffs[slot] - sub.edge_ts),
+    )

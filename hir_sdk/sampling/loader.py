@@ -1,0 +1,183 @@
+"""The pipelined, reproducible loader: workers sample, encode and pack upcoming batches
+while the model trains on the current one.
+
+Reproducibility rests on two facts: batch `i` of epoch `e` holds a fixed set of anchors
+(shuffled only within fixed time chunks, by a generator seeded with (seed, epoch, chunk)),
+and a view depends only on its anchor and cutoff (counter-based sampling). So the stream
+of batches is bit-identical for 0, 1 or 2 workers, and a run can resume at any batch.
+
+```
+anchors sorted by cutoff -> | chunk 0 | chunk 1 | chunk 2 | ...   (chunk_days each)
+epoch e: each chunk permuted by rng(seed, e, chunk), chunks kept in time order
+batch i = anchors[i*B:(i+1)*B] -> sample teacher+student -> encode -> pack -> model
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from threadpoolctl import threadpool_limits
+from torch.utils.data import DataLoader, Dataset
+
+from hir_sdk.graph.temporal_graph import TemporalGraph
+from hir_sdk.sampling.config import SamplerConfig
+from hir_sdk.sampling.encodings import EncodingConfig, encode
+from hir_sdk.sampling.packing import PackedBatch, pack
+from hir_sdk.sampling.views import ViewSampler
+from hir_sdk.schema.manifest import SECONDS_PER_DAY
+
+
+@dataclass(frozen=True)
+class LoaderConfig:
+    batch_size: int = 128
+    chunk_days: float = 7.0
+    num_workers: int = 0
+    prefetch: int = 2
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.batch_size < 1 or self.chunk_days <= 0 or self.num_workers < 0:
+            raise ValueError("LoaderConfig: need batch_size >= 1, chunk_days > 0, num_workers >= 0")
+        if self.prefetch < 1:
+            raise ValueError("LoaderConfig: prefetch must be >= 1")
+
+
+@dataclass(frozen=True)
+class TrainingBatch:
+    """The teacher and student views of one batch of anchors, packed."""
+
+    index: int
+    teacher: PackedBatch
+    student: PackedBatch
+
+
+def anchors_from_events(
+    graph: TemporalGraph,
+    window: str,
+    *,
+    roles: tuple[str, ...] = ("exposure", "click", "conversion"),
+) -> tuple[np.ndarray, np.ndarray]:
+    """Training anchors from a window's engagement edges: each endpoint, once per day it
+    is active, with its first event time that day as the cutoff (the view it gets is its
+    neighbourhood just before it engages)."""
+    codes = graph.edge_type_codes(
+        [s.key for r in roles for s in graph.manifest.edge_types_with_role(r)]
+    )
+    edges = np.arange(graph.window(window).start, graph.window(window).stop)
+    edges = edges[np.isin(graph.etype[edges], codes)]
+    node = np.concatenate([graph.src[edges], graph.dst[edges]])
+    ts = np.concatenate([graph.ts[edges], graph.ts[edges]])
+    day = ts // SECONDS_PER_DAY
+    order = np.lexsort((ts, day, node))
+    node, ts, day = node[order], ts[order], day[order]
+    first = np.ones(len(node), dtype=bool)
+    first[1:] = (node[1:] != node[:-1]) | (day[1:] != day[:-1])
+    node, ts = node[first], ts[first]
+    alive = graph.created_ts[node] < ts
+    return node[alive], ts[alive]
+
+
+class AnchorSchedule:
+    """Which anchors go into batch `i` of epoch `e`."""
+
+    def __init__(self, anchors: np.ndarray, cutoffs: np.ndarray, config: LoaderConfig) -> None:
+        anchors = np.asarray(anchors, dtype=np.int64)
+        cutoffs = np.asarray(cutoffs, dtype=np.int64)
+        order = np.lexsort((anchors, cutoffs))
+        self.anchors, self.cutoffs = anchors[order], cutoffs[order]
+        self.config = config
+        chunk_s = int(config.chunk_days * SECONDS_PER_DAY)
+        start = int(self.cutoffs[0]) if len(self.cutoffs) else 0
+        chunk = (self.cutoffs - start) // chunk_s
+        self._bounds = np.flatnonzero(np.diff(chunk)) + 1
+
+    def __len__(self) -> int:
+        return -(-len(self.anchors) // self.config.batch_size)
+
+    def epoch_order(self, epoch: int) -> np.ndarray:
+        parts = []
+        for i, part in enumerate(np.split(np.arange(len(self.anchors)), self._bounds)):
+            rng = np.random.default_rng([self.config.seed, epoch, i])
+            parts.append(part[rng.permutation(len(part))])
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+    def batch(self, epoch: int, index: int) -> tuple[np.ndarray, np.ndarray]:
+        order = self.epoch_order(epoch)
+        rows = order[index * self.config.batch_size : (index + 1) * self.config.batch_size]
+        return self.anchors[rows], self.cutoffs[rows]
+
+
+class BatchBuilder:
+    """Samples, encodes and packs the teacher and student views of a batch of anchors."""
+
+    def __init__(
+        self,
+        graph: TemporalGraph,
+        sampler: SamplerConfig | None = None,
+        encoding: EncodingConfig | None = None,
+    ) -> None:
+        self.sampler = ViewSampler(graph, sampler)
+        self.encoding = encoding or EncodingConfig()
+        self.graph = graph
+
+    def build(self, anchors: np.ndarray, cutoffs: np.ndarray, index: int = 0) -> TrainingBatch:
+        views = self.sampler.views(anchors, cutoffs)
+        far = self.encoding.far
+        # one BLAS thread in every process: multi-threaded BLAS sums in another order,
+        # and the random-walk encodings would differ in the last bit between workers
+        with threadpool_limits(1):
+            teacher = pack(views.teacher, encode(self.graph, views.teacher, self.encoding), far)
+            student = pack(views.student, encode(self.graph, views.student, self.encoding), far)
+        return TrainingBatch(index=index, teacher=teacher, student=student)
+
+
+class _EpochBatches(Dataset):
+    def __init__(
+        self, builder: BatchBuilder, schedule: AnchorSchedule, epoch: int, start: int
+    ) -> None:
+        self.builder, self.schedule, self.epoch, self.start = builder, schedule, epoch, start
+        self._order = schedule.epoch_order(epoch)
+
+    def __len__(self) -> int:
+        return max(len(self.schedule) - self.start, 0)
+
+    def __getitem__(self, i: int) -> TrainingBatch:
+        index = self.start + i
+        size = self.schedule.config.batch_size
+        rows = self._order[index * size : (index + 1) * size]
+        return self.builder.build(self.schedule.anchors[rows], self.schedule.cutoffs[rows], index)
+
+
+def _keep(batch: TrainingBatch) -> TrainingBatch:
+    return batch
+
+
+def _single_threaded_worker(worker_id: int) -> None:
+    """Workers sample with numpy: one BLAS and one torch thread each keeps them from
+    competing with the training process for cores (oversubscription halves throughput on
+    a 2-core machine)."""
+    del worker_id
+    torch.set_num_threads(1)
+    threadpool_limits(1)
+
+
+def make_loader(
+    builder: BatchBuilder, schedule: AnchorSchedule, *, epoch: int, start_batch: int = 0
+) -> DataLoader:
+    """Batches `start_batch..` of `epoch`, in order, prepared by `num_workers` processes
+    (0: in the training process, synchronously)."""
+    workers = schedule.config.num_workers
+    return DataLoader(
+        _EpochBatches(builder, schedule, epoch, start_batch),
+        batch_size=None,
+        shuffle=False,
+        num_workers=workers,
+        collate_fn=_keep,
+        prefetch_factor=schedule.config.prefetch if workers else None,
+        multiprocessing_context="fork" if workers else None,
+        worker_init_fn=_single_threaded_worker if workers else None,
+        generator=torch.Generator().manual_seed(schedule.config.seed),
+    )

@@ -1,0 +1,124 @@
+"""Sampled subgraphs of a batch of anchors, as flat jagged arrays.
+
+```
+batch of B anchors, subgraph b owns nodes[offsets[b]:offsets[b+1]] (anchor first)
+nodes     | a0 n n n | a1 n n | a2 n n n n |        offsets = [0, 4, 7, 11]
+edges     (local src, local dst) within their subgraph, edge_offsets likewise
+```
+Edges carry their type, raw time and weight decayed to the subgraph's cutoff; every edge
+is dated strictly before its subgraph's cutoff.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hir_sdk.graph.temporal_graph import TemporalGraph
+
+
+@dataclass(frozen=True)
+class Subgraphs:
+    anchors: np.ndarray  # (B,) global node index
+    cutoffs: np.ndarray  # (B,) seconds, exclusive
+    nodes: np.ndarray  # (T,) global node index, grouped by subgraph, anchor first
+    offsets: np.ndarray  # (B+1,)
+    edge_src: np.ndarray  # (E,) local index (within its subgraph)
+    edge_dst: np.ndarray  # (E,) local index
+    edge_id: np.ndarray  # (E,) global edge id
+    edge_offsets: np.ndarray  # (B+1,)
+    edge_type: np.ndarray  # (E,) type code
+    edge_ts: np.ndarray  # (E,) seconds
+    edge_weight: np.ndarray  # (E,) weight decayed to the cutoff
+
+    @property
+    def batch_size(self) -> int:
+        return len(self.anchors)
+
+    def sizes(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def nodes_of(self, b: int) -> np.ndarray:
+        return self.nodes[self.offsets[b] : self.offsets[b + 1]]
+
+    def edges_of(self, b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(local src, local dst, edge id) of subgraph `b`."""
+        sl = slice(self.edge_offsets[b], self.edge_offsets[b + 1])
+        return self.edge_src[sl], self.edge_dst[sl], self.edge_id[sl]
+
+
+def assemble(
+    graph: TemporalGraph,
+    anchors: np.ndarray,
+    cutoffs: np.ndarray,
+    node_slot: np.ndarray,
+    node: np.ndarray,
+    node_rank: np.ndarray,
+    edge_slot: np.ndarray,
+    edge: np.ndarray,
+    max_nodes: int,
+) -> Subgraphs:
+    """Order nodes by rank within each subgraph (anchors must have the lowest rank), keep
+    the first `max_nodes`, keep edges whose two ends survived, deduplicate node pairs
+    (keeping the latest edge), and convert to local indices."""
+    n = graph.num_nodes
+    order = np.lexsort((node_rank, node_slot))
+    node_slot, node = node_slot[order], node[order]
+    code = node_slot * n + node
+    _, keep_first = np.unique(code, return_index=True)  # first = best-ranked occurrence
+    mask = np.zeros(len(code), dtype=bool)
+    mask[keep_first] = True
+    node_slot, node = node_slot[mask], node[mask]
+    counts = np.bincount(node_slot, minlength=len(anchors))
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    local = np.arange(len(node)) - starts[node_slot]
+    keep = local < max_nodes
+    node_slot, node, local = node_slot[keep], node[keep], local[keep]
+    offsets = np.zeros(len(anchors) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(node_slot, minlength=len(anchors)), out=offsets[1:])
+    # local index lookup by (slot, node) code
+    codes = node_slot * n + node
+    by_code = np.argsort(codes)
+    sorted_codes = codes[by_code]
+
+    def local_of(slot: np.ndarray, ends: np.ndarray) -> np.ndarray:
+        c = slot * n + ends
+        pos = np.minimum(np.searchsorted(sorted_codes, c), max(len(sorted_codes) - 1, 0))
+        hit = sorted_codes[pos] == c if len(sorted_codes) else np.zeros(len(c), bool)
+        return np.where(hit, local[by_code[pos]] if len(sorted_codes) else -1, -1)
+
+    src_local = local_of(edge_slot, graph.src[edge])
+    dst_local = local_of(edge_slot, graph.dst[edge])
+    ok = (src_local >= 0) & (dst_local >= 0)
+    edge_slot, edge, src_local, dst_local = edge_slot[ok], edge[ok], src_local[ok], dst_local[ok]
+    # one edge per (slot, src, dst): the latest
+    order = np.lexsort((-edge, dst_local, src_local, edge_slot))
+    edge_slot, edge = edge_slot[order], edge[order]
+    src_local, dst_local = src_local[order], dst_local[order]
+    pair = np.stack([edge_slot, src_local, dst_local])
+    new = np.ones(len(edge), dtype=bool)
+    new[1:] = (pair[:, 1:] != pair[:, :-1]).any(axis=0)
+    edge_slot, edge, src_local, dst_local = (
+        edge_slot[new],
+        edge[new],
+        src_local[new],
+        dst_local[new],
+    )
+    edge_offsets = np.zeros(len(anchors) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(edge_slot, minlength=len(anchors)), out=edge_offsets[1:])
+    age = cutoffs[edge_slot] - graph.ts[edge]
+    decayed = graph.weight[edge] * np.exp2(-age / graph.half_life_s[graph.etype[edge]])
+    return Subgraphs(
+        anchors=anchors,
+        cutoffs=cutoffs,
+        nodes=node,
+        offsets=offsets,
+        edge_src=src_local,
+        edge_dst=dst_local,
+        edge_id=edge,
+        edge_offsets=edge_offsets,
+        edge_type=graph.etype[edge],
+        edge_ts=graph.ts[edge],
+        edge_weight=decayed.astype(np.float32),
+    )

@@ -1,0 +1,83 @@
+"""Teacher and student views of a batch of anchors at their cutoffs.
+
+The teacher view is broad (more hops, larger fan-out), the student view narrow; the
+student's nodes are always a subset of the teacher's (the student is sampled with the
+same counter-based keys, then restricted to the teacher's nodes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hir_sdk.errors import InputError
+from hir_sdk.graph.temporal_graph import TemporalGraph
+from hir_sdk.sampling.adjacency import VisibleAdjacency
+from hir_sdk.sampling.config import SamplerConfig, ViewConfig
+from hir_sdk.sampling.importance import sample_importance
+from hir_sdk.sampling.random_walk import sample_random_walks
+from hir_sdk.sampling.subgraphs import Subgraphs, assemble
+
+
+@dataclass(frozen=True)
+class Views:
+    teacher: Subgraphs
+    student: Subgraphs
+
+
+class ViewSampler:
+    """Samples views for batches of (anchor, cutoff) pairs on one graph."""
+
+    def __init__(self, graph: TemporalGraph, config: SamplerConfig | None = None) -> None:
+        self.graph = graph
+        self.config = config or SamplerConfig()
+        self.adjacency = VisibleAdjacency(graph)
+
+    def _edge_types(self, view: ViewConfig) -> np.ndarray | None:
+        if view.edge_types is None:
+            return None
+        return self.graph.edge_type_codes(list(view.edge_types))
+
+    def sample(self, anchors: np.ndarray, cutoffs: np.ndarray, view: ViewConfig) -> Subgraphs:
+        """One view of each `(anchors[b], cutoffs[b])`: nothing at or after the cutoff."""
+        anchors = np.asarray(anchors, dtype=np.int64)
+        cutoffs = np.asarray(cutoffs, dtype=np.int64)
+        if anchors.shape != cutoffs.shape or anchors.ndim != 1:
+            raise ValueError("anchors and cutoffs must be 1-D arrays of one length")
+        born = self.graph.created_ts[anchors]
+        late = born >= cutoffs
+        if late.any():
+            i = int(np.flatnonzero(late)[0])
+            raise InputError(
+                f"anchor {self.graph.node_id(int(anchors[i]))} is created at "
+                f"{int(born[i])}, not before its cutoff {int(cutoffs[i])}"
+            )
+        fn = sample_importance if view.strategy == "importance" else sample_random_walks
+        return fn(self.adjacency, anchors, cutoffs, view, self.config.seed, self._edge_types(view))
+
+    def views(self, anchors: np.ndarray, cutoffs: np.ndarray) -> Views:
+        teacher = self.sample(anchors, cutoffs, self.config.teacher)
+        student = restrict(self.graph, self.sample(anchors, cutoffs, self.config.student), teacher)
+        return Views(teacher=teacher, student=student)
+
+
+def restrict(graph: TemporalGraph, inner: Subgraphs, outer: Subgraphs) -> Subgraphs:
+    """`inner` without the nodes (and their edges) that `outer` lacks, order kept."""
+    n = graph.num_nodes
+    slot_in = np.repeat(np.arange(inner.batch_size), inner.sizes())
+    slot_out = np.repeat(np.arange(outer.batch_size), outer.sizes())
+    keep = np.isin(slot_in * n + inner.nodes, slot_out * n + outer.nodes)
+    rank = np.arange(len(inner.nodes), dtype=np.float64)
+    edge_slot = np.repeat(np.arange(inner.batch_size), np.diff(inner.edge_offsets))
+    return assemble(
+        graph,
+        inner.anchors,
+        inner.cutoffs,
+        slot_in[keep],
+        inner.nodes[keep],
+        rank[keep],
+        edge_slot,
+        inner.edge_id,
+        max(int(inner.sizes().max(initial=1)), 1),
+    )
