@@ -26,6 +26,7 @@ import numpy as np
 
 from hir_sdk.errors import InputError
 from hir_sdk.schema.manifest import SECONDS_PER_DAY, DatasetManifest, EdgeType
+from hir_sdk.schema.node_index import MISSING, search_sorted
 
 UNKNOWN_TIME = np.iinfo(np.int64).min  # created_ts of nodes without one: always existed
 DIRECTIONS = ("out", "in", "both")
@@ -118,13 +119,12 @@ class TemporalGraph:
         """Global indices of `ids` of one node type; unknown ids raise `InputError`."""
         t = self.type_code(node_type)
         known = self.node_ids[t]
-        wanted = np.asarray(ids, dtype=known.dtype if known.dtype.kind != "U" else str)
-        pos = np.searchsorted(known, wanted)
-        found = pos < len(known)
-        found[found] = known[pos[found]] == wanted[found]
-        if not found.all():
-            missing = np.atleast_1d(wanted)[~np.atleast_1d(found)][:5].tolist()
-            raise InputError(f"unknown {node_type} ids {missing}")
+        wanted = np.atleast_1d(
+            np.asarray(ids, dtype=known.dtype if known.dtype.kind != "U" else str)
+        )
+        pos = search_sorted(known, wanted)
+        if (pos == MISSING).any():
+            raise InputError(f"unknown {node_type} ids {wanted[pos == MISSING][:5].tolist()}")
         return pos + self.type_offsets[t]
 
     def node_id(self, index: int) -> tuple[str, object]:
@@ -207,12 +207,13 @@ class TemporalGraph:
             [spec.half_life_days * SECONDS_PER_DAY for spec in self.manifest.edge_types]
         )
 
-    def decay_weights(self, edges: np.ndarray, at: int) -> np.ndarray:
-        """Time-decayed weights of `edges` seen at time `at` (edges must be older)."""
+    def decay_weights(self, edges: np.ndarray, at: int | np.ndarray) -> np.ndarray:
+        """Time-decayed weights `w * 2 ** (-(at - ts) / half_life)` of `edges` seen at time
+        `at` (one time, or one per edge); edges must not be dated after it."""
         edges = np.asarray(edges)
-        age = at - self.ts[edges]
+        age = np.asarray(at) - self.ts[edges]
         if (age < 0).any():
-            raise ValueError(f"decay_weights: edges dated after at={at}")
+            raise ValueError("decay_weights: edges dated after the time they are seen at")
         return self.weight[edges] * np.exp2(-age / self.half_life_s[self.etype[edges]])
 
     def edges_before(self, cutoff: int) -> int:

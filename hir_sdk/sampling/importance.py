@@ -53,8 +53,7 @@ def sample_importance(
             edge_types=edge_types,
         )
         slot = frontier_slot[cand.query]
-        age = cutoffs[slot] - graph.ts[cand.edge]
-        w = graph.weight[cand.edge] * np.exp2(-age / graph.half_life_s[graph.etype[cand.edge]])
+        w = graph.decay_weights(cand.edge, cutoffs[slot])
         u = uniform(seed, anchors[slot], cutoffs[slot], cand.edge)
         with np.errstate(divide="ignore"):
             key = np.where(w > 0, -np.log(u) / w, np.inf)

@@ -40,8 +40,7 @@ def sample_random_walks(
         cand = adj.candidates(
             current, c, direction=config.direction, cap=config.max_candidates, edge_types=edge_types
         )
-        age = c[cand.query] - graph.ts[cand.edge]
-        w = graph.weight[cand.edge] * np.exp2(-age / graph.half_life_s[graph.etype[cand.edge]])
+        w = graph.decay_weights(cand.edge, c[cand.query])
         cum = np.cumsum(w)
         base = np.concatenate([[0.0], cum])[cand.ptr[:-1]]
         total = np.concatenate([[0.0], cum])[cand.ptr[1:]] - base

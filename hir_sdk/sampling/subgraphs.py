@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hir_sdk.graph.temporal_graph import TemporalGraph
+from hir_sdk.schema.node_index import MISSING, search_sorted
 
 
 @dataclass(frozen=True)
@@ -77,16 +78,14 @@ def assemble(
     node_slot, node, local = node_slot[keep], node[keep], local[keep]
     offsets = np.zeros(len(anchors) + 1, dtype=np.int64)
     np.cumsum(np.bincount(node_slot, minlength=len(anchors)), out=offsets[1:])
-    # local index lookup by (slot, node) code
+    # local index of an edge end: look its (slot, node) code up among the kept nodes
     codes = node_slot * n + node
     by_code = np.argsort(codes)
     sorted_codes = codes[by_code]
 
     def local_of(slot: np.ndarray, ends: np.ndarray) -> np.ndarray:
-        c = slot * n + ends
-        pos = np.minimum(np.searchsorted(sorted_codes, c), max(len(sorted_codes) - 1, 0))
-        hit = sorted_codes[pos] == c if len(sorted_codes) else np.zeros(len(c), bool)
-        return np.where(hit, local[by_code[pos]] if len(sorted_codes) else -1, -1)
+        pos = search_sorted(sorted_codes, slot * n + ends)
+        return np.where(pos == MISSING, -1, local[by_code[np.maximum(pos, 0)]])
 
     src_local = local_of(edge_slot, graph.src[edge])
     dst_local = local_of(edge_slot, graph.dst[edge])
@@ -107,8 +106,7 @@ def assemble(
     )
     edge_offsets = np.zeros(len(anchors) + 1, dtype=np.int64)
     np.cumsum(np.bincount(edge_slot, minlength=len(anchors)), out=edge_offsets[1:])
-    age = cutoffs[edge_slot] - graph.ts[edge]
-    decayed = graph.weight[edge] * np.exp2(-age / graph.half_life_s[graph.etype[edge]])
+    decayed = graph.decay_weights(edge, cutoffs[edge_slot])
     return Subgraphs(
         anchors=anchors,
         cutoffs=cutoffs,

@@ -97,16 +97,17 @@ def resolve(
     for code in types:
         lo, hi = int(offsets[code]), int(offsets[code + 1])
         mask = codes == code
-        out[mask] = _search(all_ids[lo:hi], wanted[mask], lo)
+        found = search_sorted(all_ids[lo:hi], wanted[mask])
+        out[mask] = np.where(found == MISSING, MISSING, found + lo)
     return out
 
 
-def _search(known: np.ndarray, wanted: np.ndarray, offset: int) -> np.ndarray:
-    """Binary search of `wanted` in the sorted `known` ids."""
+def search_sorted(known: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Position of each `wanted` value in the sorted array `known`, or `MISSING`."""
     out = np.full(len(wanted), MISSING, dtype=np.int64)
     if len(known) == 0:
         return out
     pos = np.minimum(np.searchsorted(known, wanted), len(known) - 1)
     hit = known[pos] == wanted
-    out[hit] = pos[hit] + offset
+    out[hit] = pos[hit]
     return out
