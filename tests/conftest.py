@@ -8,6 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from hir_sdk.graph import TemporalGraph, build_graph_from_dir
 from hir_sdk.schema import DatasetManifest, EdgeTypeSpec, TimeSplits
 from hir_sdk.synth import SCALES, generate_world, write_world
 
@@ -21,6 +22,12 @@ def tiny_world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("worlds") / "tiny"
     write_world(generate_world(SCALES["tiny"], seed=0), out)
     return out
+
+
+@pytest.fixture(scope="session")
+def tiny_graph(tiny_world: Path) -> TemporalGraph:
+    """The tiny world's temporal graph, built once per test session."""
+    return build_graph_from_dir(tiny_world)
 
 
 def mini_manifest() -> DatasetManifest:

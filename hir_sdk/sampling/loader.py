@@ -25,7 +25,9 @@ from torch.utils.data import DataLoader, Dataset
 from hir_sdk.graph.temporal_graph import TemporalGraph
 from hir_sdk.sampling.config import SamplerConfig
 from hir_sdk.sampling.encodings import EncodingConfig, encode
+from hir_sdk.sampling.node_features import NodeFeaturizer
 from hir_sdk.sampling.packing import PackedBatch, pack
+from hir_sdk.sampling.subgraphs import Subgraphs
 from hir_sdk.sampling.views import ViewSampler
 from hir_sdk.schema.manifest import SECONDS_PER_DAY
 
@@ -111,26 +113,37 @@ class AnchorSchedule:
 
 
 class BatchBuilder:
-    """Samples, encodes and packs the teacher and student views of a batch of anchors."""
+    """Samples, encodes, featurizes and packs the teacher and student views of a batch.
+
+    Without a `featurizer` the packed batches carry structure only (no node features).
+    """
 
     def __init__(
         self,
         graph: TemporalGraph,
         sampler: SamplerConfig | None = None,
         encoding: EncodingConfig | None = None,
+        featurizer: NodeFeaturizer | None = None,
     ) -> None:
         self.sampler = ViewSampler(graph, sampler)
         self.encoding = encoding or EncodingConfig()
+        self.featurizer = featurizer
         self.graph = graph
+
+    def _pack(self, sub: Subgraphs) -> PackedBatch:
+        features = None
+        if self.featurizer is not None:
+            features = self.featurizer.features(sub.nodes, np.repeat(sub.cutoffs, sub.sizes()))
+        return pack(
+            sub, encode(self.graph, sub, self.encoding), self.encoding.far, features=features
+        )
 
     def build(self, anchors: np.ndarray, cutoffs: np.ndarray, index: int = 0) -> TrainingBatch:
         views = self.sampler.views(anchors, cutoffs)
-        far = self.encoding.far
         # one BLAS thread in every process: multi-threaded BLAS sums in another order,
         # and the random-walk encodings would differ in the last bit between workers
         with threadpool_limits(1):
-            teacher = pack(views.teacher, encode(self.graph, views.teacher, self.encoding), far)
-            student = pack(views.student, encode(self.graph, views.student, self.encoding), far)
+            teacher, student = self._pack(views.teacher), self._pack(views.student)
         return TrainingBatch(index=index, teacher=teacher, student=student)
 
 

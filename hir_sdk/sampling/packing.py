@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hir_sdk.sampling.encodings import Encodings
+from hir_sdk.sampling.node_features import NodeFeatures
 from hir_sdk.sampling.subgraphs import Subgraphs
 
 BLOCK = 128
@@ -67,6 +68,7 @@ class PackedBatch:
     edge_weight: np.ndarray  # (E,) float32
     edge_age: np.ndarray  # (E,) int64
     far: int  # the spd value for "farther than the cap / unreachable"
+    features: NodeFeatures | None = None  # per-token node features, padded to L
 
     @property
     def length(self) -> int:
@@ -117,8 +119,16 @@ class PackedBatch:
         )
 
 
-def pack(sub: Subgraphs, enc: Encodings, far: int, *, block: int = BLOCK) -> PackedBatch:
-    """Flatten a sampled, encoded batch into one bucket-length token sequence."""
+def pack(
+    sub: Subgraphs,
+    enc: Encodings,
+    far: int,
+    *,
+    block: int = BLOCK,
+    features: NodeFeatures | None = None,
+) -> PackedBatch:
+    """Flatten a sampled, encoded batch into one bucket-length token sequence; `features`
+    (one row per subgraph node) are padded along."""
     total = int(sub.offsets[-1])
     length = bucket_length(max(total, 1), block)
     sizes = sub.sizes()
@@ -152,4 +162,5 @@ def pack(sub: Subgraphs, enc: Encodings, far: int, *, block: int = BLOCK) -> Pac
         edge_weight=sub.edge_weight,
         edge_age=enc.edge_age_bucket.astype(np.int64),
         far=far,
+        features=None if features is None else features.padded(length),
     )

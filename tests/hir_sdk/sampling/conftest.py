@@ -1,16 +1,8 @@
-"""A built tiny graph and valid (anchor, cutoff) pairs for the sampling tests."""
+"""Valid (anchor, cutoff) pairs for the sampling tests."""
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
-
-from hir_sdk.graph import build_graph_from_dir
-
-
-@pytest.fixture(scope="session")
-def tiny_graph(tiny_world):
-    return build_graph_from_dir(tiny_world)
 
 
 def valid_anchors(graph, count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,130 @@
+"""Multi-head attention over packed subgraphs with structural biases, in two
+implementations behind one `Impl` choice.
+
+- FLEX: FlexAttention on the packed `(1, H, L, d)` sequence; the bias is computed on the
+  fly by a `score_mod` and cross-subgraph pairs are skipped by a block mask. Nothing of
+  size L x L is ever built. Forward runs on CPU and GPU; backward needs a GPU.
+- DENSE: the readable reference. Tokens are scattered to a padded `(B, H, N, d)` stack,
+  the `(B, H, N, N)` bias is materialized, and `scaled_dot_product_attention` runs. It is
+  the CPU training path and the ONNX export path.
+
+`Impl.AUTO` picks FLEX on CUDA or without gradients, DENSE for CPU training; the choice is
+logged, and asking for FLEX where it cannot run raises instead of silently falling back.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+
+import torch
+from torch import nn
+from torch.nn import functional as F  # noqa: N812
+from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+from hir_sdk.model.attention_bias import BiasContext, dense_bias, mask_mod, padded_tokens, score_mod
+
+log = logging.getLogger("hir_sdk.model")
+_compiled_flex = None
+_logged: set[tuple[str, str, bool]] = set()
+
+
+class Impl(enum.Enum):
+    AUTO = "auto"
+    FLEX = "flex"
+    DENSE = "dense"
+
+
+def choose_impl(requested: Impl, device: torch.device, grad: bool) -> Impl:
+    """The implementation to run; FLEX with gradients on CPU is an error, never a fallback."""
+    if requested is Impl.AUTO:
+        chosen = Impl.FLEX if device.type == "cuda" or not grad else Impl.DENSE
+    elif requested is Impl.FLEX and device.type != "cuda" and grad:
+        raise RuntimeError(
+            "Impl.FLEX needs a GPU when gradients are on: FlexAttention has no "
+            "CPU backward. Use Impl.DENSE (or Impl.AUTO) to train on CPU."
+        )
+    else:
+        chosen = requested
+    key = (requested.value, device.type, grad)
+    if key not in _logged:
+        _logged.add(key)
+        log.info(
+            "attention: %s -> %s (device %s, grad %s)",
+            requested.value,
+            chosen.value,
+            device.type,
+            grad,
+        )
+    return chosen
+
+
+def _flex(compiled: bool):  # noqa: ANN202
+    global _compiled_flex
+    if not compiled:
+        return flex_attention
+    if _compiled_flex is None:
+        _compiled_flex = torch.compile(flex_attention, dynamic=False)
+    return _compiled_flex
+
+
+class BiasedAttention(nn.Module):
+    def __init__(self, dim: int, heads: int, dropout: float = 0.0) -> None:
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.out = nn.Linear(dim, dim)
+        self.dropout = dropout
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        ctx: BiasContext,
+        impl: Impl,
+        *,
+        block_mask: object = None,
+        bias: torch.Tensor | None = None,
+        compiled: bool = False,
+    ) -> torch.Tensor:  # (L, dim) -> (L, dim)
+        length, dim = x.shape
+        q, k, v = self.qkv(x).view(length, 3, self.heads, dim // self.heads).unbind(1)
+        if impl is Impl.FLEX:
+            out = _flex(compiled)(
+                q.transpose(0, 1)[None],
+                k.transpose(0, 1)[None],
+                v.transpose(0, 1)[None],
+                score_mod=score_mod(ctx),
+                block_mask=block_mask,
+            )[0].transpose(0, 1)
+        elif impl is Impl.DENSE:
+            out = self._dense(q, k, v, ctx, bias)
+        else:
+            raise ValueError(f"resolve {impl} with choose_impl first")
+        return self.out(out.reshape(length, dim))
+
+    def _dense(
+        self,
+        q: torch.Tensor,
+        k: torch.Tensor,
+        v: torch.Tensor,
+        ctx: BiasContext,
+        bias: torch.Tensor | None,
+    ) -> torch.Tensor:
+        token, valid = padded_tokens(ctx)  # (B, N)
+
+        def padded(t: torch.Tensor) -> torch.Tensor:  # (L, H, d) -> (B, H, N, d)
+            return t[token].permute(0, 2, 1, 3)
+
+        bias = dense_bias(ctx) if bias is None else bias
+        drop = self.dropout if self.training else 0.0
+        out = F.scaled_dot_product_attention(
+            padded(q), padded(k), padded(v), attn_mask=bias, dropout_p=drop
+        )
+        flat = torch.zeros_like(q)
+        flat[token[valid]] = out.permute(0, 2, 1, 3)[valid]
+        return flat
+
+
+def flex_block_mask(ctx: BiasContext, length: int, device: torch.device) -> object:
+    """Block mask over the packed sequence: tokens attend within their own subgraph."""
+    return create_block_mask(mask_mod(ctx), None, None, length, length, device=device)

@@ -1,0 +1,139 @@
+"""Structural attention biases, shared by every layer, in two layouts of the same values.
+
+For query token q and key token k of the same subgraph, per head h:
+
+    bias(q, k, h) = T_spd[spd(q, k), h]                       capped shortest-path distance
+                  + T_pair[type(q) * n_types + type(k), h]    node-type pair
+                  + T_time[recency(k), h]                     how recently k was active
+                  + b_e[h]  if an edge e joins q and k        edge encoder (either direction)
+
+`BiasContext` holds what both layouts need: the flat per-subgraph pair blocks (spd and the
+edge code, never an L x L matrix) and the per-edge biases. `dense_bias` materializes the
+padded `(B, H, N, N)` bias for the DENSE path; `score_mod` returns the FlexAttention
+function that computes the same value on the fly for the FLEX path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from hir_sdk.model.config import EncoderConfig
+from hir_sdk.model.edge_encoder import EdgeEncoder
+from hir_sdk.model.inputs import EncoderInputs
+
+
+@dataclass(frozen=True)
+class BiasContext:
+    doc: torch.Tensor  # (L,) subgraph of each token, -1 padding
+    local: torch.Tensor  # (L,)
+    node_type: torch.Tensor  # (L,)
+    recency: torch.Tensor  # (L,)
+    sizes: torch.Tensor  # (B,) tokens per subgraph
+    offsets: torch.Tensor  # (B+1,) token offsets
+    spd: torch.Tensor  # (S,) flat per-subgraph blocks
+    spd_offsets: torch.Tensor  # (B+1,)
+    edge_code: torch.Tensor  # (S,) edge index joining the pair, -1 none
+    edge_bias: torch.Tensor  # (E, H)
+    spd_table: torch.Tensor  # (spd values, H)
+    pair_table: torch.Tensor  # (n_types^2, H)
+    time_table: torch.Tensor  # (age buckets, H)
+    num_types: int
+
+    def pair_index(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        """Flat block index of token pairs (valid when both are in one subgraph)."""
+        d = self.doc[q].clamp(min=0)
+        idx = self.spd_offsets[d] + self.local[q] * self.sizes[d] + self.local[k]
+        return idx.clamp(0, max(len(self.spd) - 1, 0))
+
+
+class StructuralBias(nn.Module):
+    def __init__(self, config: EncoderConfig) -> None:
+        super().__init__()
+        h = config.heads
+        self.num_types = config.num_node_types
+        self.spd = nn.Embedding(config.spd_values, h)
+        self.pair = nn.Embedding(config.num_node_types**2, h)
+        self.time = nn.Embedding(config.age_buckets, h)
+        self.edges = EdgeEncoder(config)
+        for table in (self.spd, self.pair, self.time):
+            nn.init.zeros_(table.weight)
+
+    def context(self, x: EncoderInputs) -> BiasContext:
+        sizes = x.offsets[1:] - x.offsets[:-1]
+        ctx = BiasContext(
+            doc=x.doc,
+            local=x.local,
+            node_type=x.node_type,
+            recency=x.recency,
+            sizes=sizes,
+            offsets=x.offsets,
+            spd=x.spd,
+            spd_offsets=x.spd_offsets,
+            edge_code=torch.full_like(x.spd, -1),
+            edge_bias=self.edges(x.edge_type, x.edge_weight, x.edge_age),
+            spd_table=self.spd.weight,
+            pair_table=self.pair.weight,
+            time_table=self.time.weight,
+            num_types=self.num_types,
+        )
+        codes = torch.arange(len(x.edge_q), device=x.spd.device)
+        # reverse direction first, so an edge in the forward direction wins a shared pair
+        ctx.edge_code[ctx.pair_index(x.edge_k, x.edge_q)] = codes
+        ctx.edge_code[ctx.pair_index(x.edge_q, x.edge_k)] = codes
+        return ctx
+
+
+def _value(ctx: BiasContext, q: torch.Tensor, k: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+    """The bias of token pairs `(q, k)` for heads `h` (all broadcastable)."""
+    idx = ctx.pair_index(q, k)
+    bias = (
+        ctx.spd_table[ctx.spd[idx], h]
+        + ctx.pair_table[ctx.node_type[q] * ctx.num_types + ctx.node_type[k], h]
+        + ctx.time_table[ctx.recency[k], h]
+    )
+    code = ctx.edge_code[idx]
+    edge = ctx.edge_bias[code.clamp(min=0), h]
+    return bias + torch.where(code >= 0, edge, torch.zeros_like(edge))
+
+
+def padded_tokens(ctx: BiasContext) -> tuple[torch.Tensor, torch.Tensor]:
+    """(B, N) flat token index of each padded slot (0 where padded) and its validity."""
+    n = int(ctx.sizes.max()) if len(ctx.sizes) else 1
+    slot = torch.arange(n, device=ctx.sizes.device)
+    valid = slot[None, :] < ctx.sizes[:, None]
+    token = torch.where(valid, ctx.offsets[:-1, None] + slot[None, :], torch.zeros_like(slot))
+    return token, valid
+
+
+def dense_bias(ctx: BiasContext) -> torch.Tensor:
+    """(B, H, N, N) bias with -inf on padded keys: the DENSE path's attention mask."""
+    token, valid = padded_tokens(ctx)
+    heads = ctx.spd_table.shape[1]
+    q = token[:, :, None, None]
+    k = token[:, None, :, None]
+    h = torch.arange(heads, device=token.device)[None, None, None, :]
+    bias = _value(ctx, q, k, h)  # (B, N, N, H)
+    bias = bias.masked_fill(~valid[:, None, :, None], float("-inf"))
+    return bias.permute(0, 3, 1, 2)
+
+
+def score_mod(ctx: BiasContext):  # noqa: ANN201 - FlexAttention's callable type
+    """FlexAttention `score_mod` adding the structural bias on the fly."""
+
+    def structural_bias(score, b, h, q_idx, kv_idx):  # noqa: ANN001, ANN202
+        return score + _value(ctx, q_idx, kv_idx, h)
+
+    return structural_bias
+
+
+def mask_mod(ctx: BiasContext):  # noqa: ANN201
+    """FlexAttention `mask_mod`: attend only within the same subgraph (document)."""
+    doc = ctx.doc
+
+    def same_subgraph(b, h, q_idx, kv_idx):  # noqa: ANN001, ANN202
+        return doc[q_idx] == doc[kv_idx]
+
+    return same_subgraph

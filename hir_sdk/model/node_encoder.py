@@ -1,0 +1,56 @@
+"""Node encoder: what a token is, before attention.
+
+    h0 = LayerNorm( E_type[t] + MLP_dhe(dhe code)            # id, no per-id table
+                    + W_c content  (or u_t if the node has no content)
+                    + W_s stats + W_rw rw + E_hop[hop] )
+
+`u_t` is a learned per-type "unknown content" vector. The deep hash embedding (DHE) maps
+the node's dense hash code through a small shared MLP, so its parameter count does not
+depend on how many ids exist, and ids never seen in training still get an embedding.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from hir_sdk.model.config import EncoderConfig
+from hir_sdk.model.inputs import EncoderInputs
+
+
+class DeepHashEmbedding(nn.Module):
+    """Dense hash code (`codes` values in [-1, 1]) -> MLP -> `dim`; zero codes -> zero."""
+
+    def __init__(self, codes: int, hidden: int, dim: int) -> None:
+        super().__init__()
+        self.mlp = nn.Sequential(nn.Linear(codes, hidden), nn.Mish(), nn.Linear(hidden, dim))
+
+    def forward(self, code: torch.Tensor) -> torch.Tensor:  # (L, C) -> (L, dim)
+        known = code.abs().sum(dim=-1, keepdim=True) > 0
+        return self.mlp(code) * known
+
+
+class NodeEncoder(nn.Module):
+    def __init__(self, config: EncoderConfig) -> None:
+        super().__init__()
+        c = config
+        self.node_type = nn.Embedding(c.num_node_types, c.dim)
+        self.dhe = DeepHashEmbedding(c.deep_hash.codes, c.deep_hash.hidden, c.dim)
+        self.content = nn.Linear(c.content_dim, c.dim) if c.content_dim else None
+        self.unknown = nn.Parameter(torch.zeros(c.num_node_types, c.dim))
+        self.stats = nn.Linear(c.stats_dim, c.dim) if c.stats_dim else None
+        self.rw = nn.Linear(c.rw_steps, c.dim)
+        self.hop = nn.Embedding(c.spd_values, c.dim)
+        self.norm = nn.LayerNorm(c.dim)
+        nn.init.normal_(self.unknown, std=0.02)
+
+    def forward(self, x: EncoderInputs) -> torch.Tensor:  # -> (L, dim)
+        h = self.node_type(x.node_type) + self.dhe(x.dhe) + self.rw(x.rw) + self.hop(x.hop)
+        unknown = self.unknown[x.node_type]
+        if self.content is not None:
+            h = h + torch.where(x.has_content[:, None], self.content(x.content), unknown)
+        else:
+            h = h + unknown
+        if self.stats is not None:
+            h = h + self.stats(x.stats)
+        return self.norm(h)

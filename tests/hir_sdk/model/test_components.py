@@ -1,0 +1,88 @@
+"""Deep hash embedding, node features as of the cutoff, prototype hierarchy."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from hir_sdk.graph import build_graph_from_dir
+from hir_sdk.model import EncoderConfig, HierarchicalEncoder, PrototypeConfig
+from hir_sdk.model.heads import PrototypeHeads
+from hir_sdk.model.node_encoder import DeepHashEmbedding
+from hir_sdk.sampling.node_features import NodeFeaturizer, stable_node_hashes
+
+
+def _param_count(module: torch.nn.Module) -> int:
+    return sum(p.numel() for p in module.parameters())
+
+
+def test_parameter_count_does_not_grow_with_the_vocabulary(tiny_graph, tmp_path):
+    """Same config for a graph of 2k nodes and one of 40k: same number of parameters."""
+    from hir_sdk.synth import SCALES, generate_world, write_world
+
+    small = build_graph_from_dir(write_world(generate_world(SCALES["small"], 0), tmp_path / "s"))
+    counts = []
+    for graph in (tiny_graph, small):
+        f = NodeFeaturizer(graph)
+        config = EncoderConfig(
+            len(graph.node_types), len(graph.edge_types), f.stats_dim, f.content_dim
+        )
+        counts.append(_param_count(HierarchicalEncoder(config)))
+    assert small.num_nodes > 10 * tiny_graph.num_nodes
+    assert counts[0] == counts[1]
+
+
+def test_deep_hash_handles_unseen_ids(tiny_graph):
+    featurizer = NodeFeaturizer(tiny_graph, min_degree=0)
+    cutoff = np.int64(tiny_graph.manifest.time.end)
+    nodes = np.arange(50)
+    codes = featurizer.features(nodes, np.full(50, cutoff)).dhe
+    assert codes.shape == (50, 32) and (np.abs(codes) <= 1).all()
+    assert len({tuple(c) for c in codes.round(6).tolist()}) == 50  # distinct ids, codes
+    dhe = DeepHashEmbedding(32, 16, 8)
+    unseen = torch.rand(3, 32) * 2 - 1  # any id hashes to some code: it still embeds
+    out = dhe(torch.cat([torch.from_numpy(codes[:2]), unseen, torch.zeros(1, 32)]))
+    assert out.shape == (6, 8)
+    assert (out[:5].abs().sum(dim=1) > 0).all() and (out[5] == 0).all()  # rare -> zero
+
+
+def test_stable_hashes_do_not_depend_on_the_graph_build(tiny_graph, tiny_world):
+    again = build_graph_from_dir(tiny_world)
+    assert np.array_equal(stable_node_hashes(tiny_graph), stable_node_hashes(again))
+    assert len(np.unique(stable_node_hashes(tiny_graph))) == tiny_graph.num_nodes
+
+
+def test_node_statistics_are_as_of_the_cutoff(tiny_graph):
+    graph = tiny_graph
+    featurizer = NodeFeaturizer(graph)
+    rng = np.random.default_rng(0)
+    nodes = rng.integers(0, graph.num_nodes, 30)
+    cutoffs = rng.integers(graph.manifest.time.start, graph.manifest.time.end, 30)
+    f = featurizer.features(nodes, cutoffs)
+    for row, (node, cutoff) in enumerate(zip(nodes.tolist(), cutoffs.tolist(), strict=True)):
+        seen = graph.at(cutoff).neighbors(node, direction="both")
+        degree = np.bincount(seen.etype, minlength=len(graph.edge_types))
+        np.testing.assert_allclose(f.stats[row, :-1], np.log1p(degree), rtol=1e-6)
+        if len(seen):
+            days = (cutoff - seen.ts.max()) / 86_400
+            np.testing.assert_allclose(f.stats[row, -1], np.log1p(days), rtol=1e-5)
+            assert (f.dhe[row] != 0).any() == (len(seen) >= featurizer.min_degree)
+        else:
+            assert f.stats[row, -1] == -1 and not f.dhe[row].any()
+
+
+def test_fine_prototypes_are_tied_to_their_parents():
+    heads = PrototypeHeads(8, PrototypeConfig(sizes=(4, 16, 64), temperature=0.5))
+    with torch.no_grad():
+        for r in heads.residuals:
+            r.zero_()
+    levels = heads.prototypes()
+    assert [len(p) for p in levels] == [4, 16, 64]
+    for level in (1, 2):
+        parent = heads.parents(level)
+        torch.testing.assert_close(levels[level], levels[level - 1][parent])
+        assert torch.allclose(levels[level].norm(dim=1), torch.ones(len(levels[level])))
+    z = torch.nn.functional.normalize(torch.randn(5, 8), dim=-1)
+    logits = heads(z)
+    assert [tuple(lg.shape) for lg in logits] == [(5, 4), (5, 16), (5, 64)]
+    assert float(logits[0].abs().max()) <= 1 / 0.5 + 1e-5

@@ -1,0 +1,156 @@
+"""FLEX and DENSE compute the same function: forward on CPU (random and real batches),
+forward and backward on a GPU when one is present."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from hir_sdk.model import EncoderConfig, EncoderInputs, Impl, choose_impl
+from tests.hir_sdk.model.conftest import randomized
+
+pytestmark = pytest.mark.filterwarnings("ignore:flex_attention called without torch.compile")
+
+
+def random_inputs(
+    sizes: list[int], config: EncoderConfig, seed: int = 0, length: int = 128
+) -> EncoderInputs:
+    """A packed batch of random subgraphs with random structure and features."""
+    rng = np.random.default_rng(seed)
+    total = sum(sizes)
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    doc = np.full(length, -1)
+    doc[:total] = np.repeat(np.arange(len(sizes)), sizes)
+    local = np.zeros(length, dtype=np.int64)
+    local[:total] = np.arange(total) - np.repeat(offsets[:-1], sizes)
+    spd = np.concatenate([rng.integers(0, config.spd_values, n * n) for n in sizes])
+    spd_offsets = np.concatenate([[0], np.cumsum(np.square(sizes))])
+    eq, ek = [], []
+    for b, n in enumerate(sizes):
+        for _ in range(n):
+            i, j = rng.integers(0, n, 2)
+            eq.append(offsets[b] + i)
+            ek.append(offsets[b] + j)
+    e = len(eq)
+
+    def t(a: np.ndarray, dtype: torch.dtype = torch.long) -> torch.Tensor:
+        return torch.as_tensor(np.asarray(a)).to(dtype)
+
+    return EncoderInputs(
+        node_type=t(rng.integers(0, config.num_node_types, length)),
+        hop=t(rng.integers(0, config.spd_values, length)),
+        rw=t(rng.random((length, config.rw_steps)), torch.float32),
+        stats=t(rng.random((length, config.stats_dim)), torch.float32),
+        content=t(rng.normal(size=(length, config.content_dim)), torch.float32),
+        has_content=t(rng.random(length) < 0.5, torch.bool),
+        dhe=t(rng.uniform(-1, 1, (length, config.deep_hash.codes)), torch.float32),
+        recency=t(rng.integers(0, config.age_buckets, length)),
+        doc=t(doc),
+        local=t(local),
+        offsets=t(offsets),
+        spd=t(spd),
+        spd_offsets=t(spd_offsets),
+        edge_q=t(eq),
+        edge_k=t(ek),
+        edge_type=t(rng.integers(0, config.num_edge_types, e)),
+        edge_weight=t(rng.random(e), torch.float32),
+        edge_age=t(rng.integers(0, config.age_buckets, e)),
+    )
+
+
+CONFIG = EncoderConfig(
+    num_node_types=3,
+    num_edge_types=4,
+    stats_dim=5,
+    content_dim=6,
+    dim=32,
+    heads=4,
+    layers=2,
+    out_dim=8,
+)
+
+
+@pytest.mark.parametrize("sizes", [[5, 1, 9], [17, 3, 3, 30, 1], [64]])
+def test_forward_agrees_on_random_batches(sizes):
+    model = randomized(CONFIG, seed=len(sizes))
+    x = random_inputs(sizes, CONFIG, seed=sum(sizes))
+    with torch.no_grad():
+        dense, flex = model(x, Impl.DENSE), model(x, Impl.FLEX)
+    n = sum(sizes)
+    torch.testing.assert_close(flex.tokens[:n], dense.tokens[:n], atol=2e-5, rtol=1e-4)
+    torch.testing.assert_close(flex.embedding, dense.embedding, atol=2e-5, rtol=1e-4)
+    assert dense.impl is Impl.DENSE and flex.impl is Impl.FLEX
+
+
+def test_forward_agrees_on_a_real_batch(real_batch, real_inputs):
+    _, batch, config = real_batch
+    model = randomized(config, seed=1)
+    with torch.no_grad():
+        dense, flex = model(real_inputs, Impl.DENSE), model(real_inputs, Impl.FLEX)
+    n = batch.teacher.num_tokens
+    torch.testing.assert_close(flex.tokens[:n], dense.tokens[:n], atol=2e-5, rtol=1e-4)
+    for a, b in zip(flex.logits, dense.logits, strict=True):
+        torch.testing.assert_close(a, b, atol=1e-4, rtol=1e-4)
+
+
+def test_bias_changes_the_output():
+    """The biases matter: zeroing them changes the result (so the parity above is not
+    two paths ignoring them)."""
+    model = randomized(CONFIG, seed=3)
+    x = random_inputs([7, 9], CONFIG, seed=5)
+    with torch.no_grad():
+        before = model(x, Impl.DENSE).embedding
+        for p in model.bias.parameters():
+            p.zero_()
+        after = model(x, Impl.DENSE).embedding
+    assert (before - after).abs().max() > 1e-3
+
+
+def test_auto_choice_and_no_silent_fallback(caplog):
+    cpu = torch.device("cpu")
+    with caplog.at_level("INFO", logger="hir_sdk.model"):
+        assert choose_impl(Impl.AUTO, cpu, grad=True) is Impl.DENSE
+        assert choose_impl(Impl.AUTO, cpu, grad=False) is Impl.FLEX
+        assert choose_impl(Impl.AUTO, torch.device("cuda"), grad=True) is Impl.FLEX
+    assert "auto -> dense" in caplog.text
+    with pytest.raises(RuntimeError, match="no CPU backward"):
+        choose_impl(Impl.FLEX, cpu, grad=True)
+    assert choose_impl(Impl.DENSE, torch.device("cuda"), grad=True) is Impl.DENSE
+
+
+def test_training_on_cpu_runs_dense_and_learns():
+    model = randomized(CONFIG, seed=4).train()
+    x = random_inputs([6, 8, 4], CONFIG, seed=9)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    target = torch.nn.functional.normalize(torch.ones(3, CONFIG.out_dim), dim=-1)
+    losses = []
+    for _ in range(20):
+        out = model(x)
+        loss = (1 - (out.embedding * target).sum(-1)).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert out.impl is Impl.DENSE
+    assert losses[-1] < 0.5 * losses[0]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_gpu_forward_and_backward_parity():
+    device = torch.device("cuda")
+    x = random_inputs([40, 7, 81], CONFIG, seed=11, length=256).to(device)
+    grads = {}
+    outs = {}
+    for impl in (Impl.DENSE, Impl.FLEX):
+        model = randomized(CONFIG, seed=12).to(device).train()
+        out = model(x, impl, compile_flex=impl is Impl.FLEX)
+        out.embedding.square().sum().backward()
+        outs[impl] = out.embedding.detach()
+        grads[impl] = {
+            n: p.grad.detach().clone() for n, p in model.named_parameters() if p.grad is not None
+        }
+    torch.testing.assert_close(outs[Impl.FLEX], outs[Impl.DENSE], atol=1e-4, rtol=1e-3)
+    assert grads[Impl.FLEX].keys() == grads[Impl.DENSE].keys()
+    for name, g in grads[Impl.DENSE].items():
+        torch.testing.assert_close(grads[Impl.FLEX][name], g, atol=1e-3, rtol=1e-2)
