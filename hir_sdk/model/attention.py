@@ -20,7 +20,7 @@ import logging
 import torch
 from torch import nn
 from torch.nn import functional as F  # noqa: N812
-from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+from torch.nn.attention.flex_attention import BlockMask, flex_attention
 
 from hir_sdk.model.attention_bias import BiasContext, dense_bias, mask_mod, padded_tokens, score_mod
 
@@ -125,6 +125,47 @@ class BiasedAttention(nn.Module):
         return flat
 
 
-def flex_block_mask(ctx: BiasContext, length: int, device: torch.device) -> object:
-    """Block mask over the packed sequence: tokens attend within their own subgraph."""
-    return create_block_mask(mask_mod(ctx), None, None, length, length, device=device)
+def flex_block_mask(
+    ctx: BiasContext, length: int, device: torch.device, block: int = 128
+) -> BlockMask:
+    """Block mask over the packed sequence: tokens attend within their own subgraph.
+
+    Built directly from the document ids in O(blocks^2) memory, never L x L: subgraphs are
+    contiguous runs of tokens, so a query block meets exactly the key blocks whose
+    document range overlaps its own (a contiguous range of blocks), and a block pair is
+    *full* (no per-token mask needed) when both blocks hold a single, shared document.
+    Padding tokens form one more document at the end.
+    """
+    doc = ctx.doc.clone()
+    doc[doc < 0] = len(ctx.sizes)  # padding: its own last document
+    blocks = -(-length // block)
+    padded = torch.full(
+        (blocks * block,), int(doc[-1]) if length else 0, dtype=doc.dtype, device=doc.device
+    )
+    padded[:length] = doc
+    per_block = padded.view(blocks, block)
+    lo, hi = per_block.min(dim=1).values, per_block.max(dim=1).values  # docs are sorted
+    j = torch.arange(blocks, device=doc.device)
+    first = torch.searchsorted(hi.contiguous(), lo.contiguous())  # first key block reaching
+    last = torch.searchsorted(lo.contiguous(), hi.contiguous(), right=True) - 1
+    meets = (j[None, :] >= first[:, None]) & (j[None, :] <= last[:, None])
+    single = lo == hi
+    full = meets & single[:, None] & single[None, :] & (lo[:, None] == lo[None, :])
+    partial = meets & ~full
+
+    def as_kv(mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        counts = mask.sum(dim=1).to(torch.int32)
+        order = torch.argsort((~mask).to(torch.int8), dim=1, stable=True).to(torch.int32)
+        return counts[None, None].to(device), order[None, None].to(device)
+
+    kv_num, kv_idx = as_kv(partial)
+    full_num, full_idx = as_kv(full)
+    return BlockMask.from_kv_blocks(
+        kv_num,
+        kv_idx,
+        full_num,
+        full_idx,
+        BLOCK_SIZE=block,
+        mask_mod=mask_mod(ctx),
+        seq_lengths=(length, length),
+    )

@@ -154,3 +154,29 @@ def test_gpu_forward_and_backward_parity():
     assert grads[Impl.FLEX].keys() == grads[Impl.DENSE].keys()
     for name, g in grads[Impl.DENSE].items():
         torch.testing.assert_close(grads[Impl.FLEX][name], g, atol=1e-3, rtol=1e-2)
+
+
+@pytest.mark.parametrize(
+    ("sizes", "length"),
+    [
+        ([5, 1, 9], 128),
+        ([17, 3, 3, 30, 1, 200, 90], 384),
+        ([128, 128], 256),
+        ([300], 384),
+        ([100] * 10, 1024),
+    ],
+)
+def test_block_mask_equals_the_reference_mask(sizes, length):
+    """The analytic block mask (no L x L tensor) equals FlexAttention's own, built by
+    evaluating the mask on every token pair."""
+    from torch.nn.attention.flex_attention import create_block_mask
+
+    from hir_sdk.model.attention import flex_block_mask
+    from hir_sdk.model.attention_bias import StructuralBias, mask_mod
+
+    x = random_inputs(sizes, CONFIG, length=length)
+    ctx = StructuralBias(CONFIG).context(x)
+    ours = flex_block_mask(ctx, length, torch.device("cpu"))
+    reference = create_block_mask(mask_mod(ctx), None, None, length, length, device="cpu")
+    assert torch.equal(ours.to_dense(), reference.to_dense())
+    assert torch.equal(ours.full_kv_num_blocks, reference.full_kv_num_blocks)

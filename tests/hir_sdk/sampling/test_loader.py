@@ -15,6 +15,7 @@ from hir_sdk.sampling.loader import (
     anchors_from_events,
     make_loader,
 )
+from hir_sdk.sampling.node_features import NodeFeaturizer
 from hir_sdk.schema.manifest import SECONDS_PER_DAY
 
 
@@ -37,7 +38,8 @@ def _flat(batch) -> list[np.ndarray]:
 def _stream(graph, anchors, cutoffs, workers: int, epoch: int = 0, start: int = 0):
     config = LoaderConfig(batch_size=64, num_workers=workers, chunk_days=3)
     schedule = AnchorSchedule(anchors, cutoffs, config)
-    return list(make_loader(BatchBuilder(graph), schedule, epoch=epoch, start_batch=start))
+    builder = BatchBuilder(graph, featurizer=NodeFeaturizer(graph))
+    return list(make_loader(builder, schedule, epoch=epoch, start_batch=start))
 
 
 def test_identical_batches_for_0_1_2_workers(setup):
