@@ -85,4 +85,4 @@ def test_fine_prototypes_are_tied_to_their_parents():
     z = torch.nn.functional.normalize(torch.randn(5, 8), dim=-1)
     logits = heads(z)
     assert [tuple(lg.shape) for lg in logits] == [(5, 4), (5, 16), (5, 64)]
-    assert float(logits[0].abs().max()) <= 1 / 0.5 + 1e-5
+    assert logits[0].abs().max().item() <= 1 / 0.5 + 1e-5
