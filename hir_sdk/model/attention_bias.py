@@ -79,10 +79,14 @@ class StructuralBias(nn.Module):
             time_table=self.time.weight,
             num_types=self.num_types,
         )
-        codes = torch.arange(len(x.edge_q), device=x.spd.device)
-        # reverse direction first, so an edge in the forward direction wins a shared pair
-        ctx.edge_code[ctx.pair_index(x.edge_k, x.edge_q)] = codes
-        ctx.edge_code[ctx.pair_index(x.edge_q, x.edge_k)] = codes
+        # each pair gets the edge joining it; an edge in the pair's own direction wins over
+        # the reverse of another, decided by a max (order-independent, so deterministic)
+        edges = len(x.edge_q)
+        codes = torch.arange(edges, device=x.spd.device)
+        index = torch.cat([ctx.pair_index(x.edge_k, x.edge_q), ctx.pair_index(x.edge_q, x.edge_k)])
+        ranked = torch.cat([codes, codes + edges])
+        best = torch.full_like(x.spd, -1).scatter_reduce(0, index, ranked, "amax")
+        ctx.edge_code.copy_(torch.where(best >= edges, best - edges, best))
         return ctx
 
 

@@ -48,5 +48,9 @@ class PrototypeHeads(nn.Module):
         sizes = self.config.sizes
         return torch.arange(sizes[level]) // (sizes[level] // sizes[level - 1])
 
+    def similarities(self, z: torch.Tensor) -> list[torch.Tensor]:
+        """Cosine similarity of unit-norm `z` to every prototype, per level."""
+        return [z @ p.T for p in self.prototypes()]
+
     def forward(self, z: torch.Tensor) -> list[torch.Tensor]:  # (B, out) -> [(B, K_l)]
-        return [z @ p.T / self.config.temperature for p in self.prototypes()]
+        return [s / self.config.temperature for s in self.similarities(z)]

@@ -23,7 +23,7 @@ from threadpoolctl import threadpool_limits
 from torch.utils.data import DataLoader, Dataset
 
 from hir_sdk.graph.temporal_graph import TemporalGraph
-from hir_sdk.sampling.config import SamplerConfig
+from hir_sdk.sampling.config import SamplerConfig, ViewConfig
 from hir_sdk.sampling.encodings import EncodingConfig, encode
 from hir_sdk.sampling.node_features import NodeFeaturizer
 from hir_sdk.sampling.packing import PackedBatch, pack
@@ -137,6 +137,12 @@ class BatchBuilder:
         return pack(
             sub, encode(self.graph, sub, self.encoding), self.encoding.far, features=features
         )
+
+    def build_view(self, anchors: np.ndarray, cutoffs: np.ndarray, view: ViewConfig) -> PackedBatch:
+        """One view (e.g. the student's) of a batch of anchors, packed."""
+        sub = self.sampler.sample(anchors, cutoffs, view)
+        with threadpool_limits(1):
+            return self._pack(sub)
 
     def build(self, anchors: np.ndarray, cutoffs: np.ndarray, index: int = 0) -> TrainingBatch:
         views = self.sampler.views(anchors, cutoffs)

@@ -1,0 +1,54 @@
+"""Checkpoints: everything needed to continue bit-identically, written atomically and read
+back with `weights_only=True` (tensors and plain containers only, no arbitrary pickle)."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from hir_sdk.errors import InputError
+
+
+def save_checkpoint(state: dict[str, Any], path: str | Path) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            torch.save(state, handle)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load_checkpoint(path: str | Path) -> dict[str, Any]:
+    path = Path(path)
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise InputError("checkpoint not found", file=path) from None
+    except Exception as err:  # torch raises several types for corrupt or unsafe files
+        raise InputError(f"cannot load checkpoint: {err}", file=path) from None
+
+
+def state_hash(state_dict: dict[str, torch.Tensor]) -> str:
+    """SHA-256 over parameter names and exact bytes: equal iff bit-identical."""
+    digest = hashlib.sha256()
+    for name in sorted(state_dict):
+        digest.update(name.encode())
+        buffer = io.BytesIO()
+        tensor = state_dict[name].detach().cpu().contiguous()
+        buffer.write(
+            tensor.numpy().tobytes()
+            if tensor.dtype != torch.bfloat16
+            else tensor.view(torch.int16).numpy().tobytes()
+        )
+        digest.update(buffer.getvalue())
+    return digest.hexdigest()

@@ -1,0 +1,146 @@
+"""Training configuration: nested frozen dataclasses, read from and written to TOML.
+
+```toml
+steps = 200
+batch_size = 64
+seed = 0
+[model]        dim = 64, heads = 4, layers = 2, out_dim = 32, prototypes = [16, 128, 1024]
+[optim]        lr = 1e-3, weight_decay = 0.05, warmup_steps = 20, clip_norm = 1.0, ema = 0.99
+[distill]      student_temperature = 0.1, teacher_epsilon = 0.05, sinkhorn_iterations = 3
+[engagement]   pairs = 32, weight = 1.0
+```
+Unknown keys are an error (a typo must not silently train with defaults).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from hir_sdk.errors import InputError
+
+
+@dataclass(frozen=True)
+class ModelSizes:
+    dim: int = 64
+    heads: int = 4
+    layers: int = 2
+    out_dim: int = 32
+    prototypes: tuple[int, ...] = (16, 128, 1024)
+
+
+@dataclass(frozen=True)
+class OptimConfig:
+    lr: float = 1e-3
+    weight_decay: float = 0.05
+    warmup_steps: int = 20
+    clip_norm: float = 1.0
+    ema: float = 0.99  # teacher = ema * teacher + (1 - ema) * student
+
+    def __post_init__(self) -> None:
+        if not self.lr > 0 or not 0 <= self.ema < 1 or self.warmup_steps < 0:
+            raise ValueError("OptimConfig: need lr > 0, 0 <= ema < 1, warmup_steps >= 0")
+
+
+@dataclass(frozen=True)
+class DistillConfig:
+    student_temperature: float = 0.1
+    teacher_epsilon: float = 0.05  # Sinkhorn entropy (the teacher's sharpness)
+    sinkhorn_iterations: int = 3
+    weight: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not self.student_temperature > 0 or not self.teacher_epsilon > 0:
+            raise ValueError("DistillConfig: temperatures must be > 0")
+
+
+@dataclass(frozen=True)
+class EngagementConfig:
+    pairs: int = 32  # positive edges per step; each gets a random and a hard negative
+    weight: float = 1.0
+    roles: tuple[str, ...] = ("click", "engagement", "conversion")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    steps: int = 200
+    batch_size: int = 64
+    seed: int = 0
+    eval_every: int = 50
+    eval_anchors: int = 256
+    checkpoint_every: int = 50
+    num_workers: int = 0
+    use_content: bool = False  # embed entity text with the content encoder (slow first run)
+    model: ModelSizes = field(default_factory=ModelSizes)
+    optim: OptimConfig = field(default_factory=OptimConfig)
+    distill: DistillConfig = field(default_factory=DistillConfig)
+    engagement: EngagementConfig = field(default_factory=EngagementConfig)
+
+    def __post_init__(self) -> None:
+        if min(self.steps, self.batch_size, self.eval_every, self.checkpoint_every) < 1:
+            raise ValueError(
+                "TrainConfig: steps, batch_size, eval_every and checkpoint_every must be >= 1"
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def to_toml(self) -> str:
+        def value(v: Any) -> str:
+            if isinstance(v, bool):
+                return "true" if v else "false"
+            if isinstance(v, str):
+                return f'"{v}"'
+            if isinstance(v, (list, tuple)):
+                return "[" + ", ".join(value(x) for x in v) + "]"
+            return repr(v)
+
+        data = self.to_dict()
+        lines = [f"{k} = {value(v)}" for k, v in data.items() if not isinstance(v, dict)]
+        for k, v in data.items():
+            if isinstance(v, dict):
+                lines += ["", f"[{k}]", *[f"{kk} = {value(vv)}" for kk, vv in v.items()]]
+        return "\n".join(lines) + "\n"
+
+
+def _build(cls: type, raw: dict[str, Any], where: str, file: Path | None) -> Any:
+    hints = typing.get_type_hints(cls)
+    unknown = sorted(set(raw) - set(hints))
+    if unknown:
+        raise InputError(f"unknown config keys {[where + k for k in unknown]}", file=file)
+    kwargs = {}
+    for name, value in raw.items():
+        if dataclasses.is_dataclass(hints[name]):
+            if not isinstance(value, dict):
+                raise InputError(f"config key '{where}{name}' must be a table", file=file)
+            kwargs[name] = _build(hints[name], value, f"{where}{name}.", file)
+        else:
+            kwargs[name] = tuple(value) if isinstance(value, list) else value
+    try:
+        return cls(**kwargs)
+    except (TypeError, ValueError) as err:
+        raise InputError(f"invalid config: {err}", file=file) from None
+
+
+def config_from_dict(raw: dict[str, Any], file: Path | None = None) -> TrainConfig:
+    return _build(TrainConfig, raw, "", file)
+
+
+def load_config(path: str | Path) -> TrainConfig:
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("config file not found", file=path) from None
+    except (OSError, tomllib.TOMLDecodeError) as err:
+        raise InputError(f"cannot read config: {err}", file=path) from None
+    return config_from_dict(raw, path)

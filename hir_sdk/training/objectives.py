@@ -1,0 +1,154 @@
+"""Training objectives: self-distillation onto balanced clusters, and engagement
+prediction.
+
+Self-distillation, per prototype level l (coarse to fine):
+
+    q_l = SinkhornKnopp(teacher cosines to P_l, eps)     balanced targets, no gradient
+    p_l = softmax(student cosines to P_l / tau_s)
+    L_distill = mean_l  CE(q_l, p_l)
+
+Engagement prediction: for a timed edge (u, type r, v, t), both endpoints embedded as of
+t; `logit = s * <z_u * w_r, z_v> + b_r` (DistMult with a learned scale); positives are
+real training-window edges, negatives keep u and r and swap v for a random node of v's
+type (random) or another node of the same owner as v (hard: same advertiser).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F  # noqa: N812
+
+from hir_sdk.graph.owners import NO_OWNER
+from hir_sdk.graph.temporal_graph import TemporalGraph
+from hir_sdk.training.sinkhorn import sinkhorn_knopp
+
+_SPAN = np.int64(1) << np.int64(40)  # seconds; type * _SPAN + time orders by type, then time
+
+
+def distillation_loss(
+    student_sims: list[torch.Tensor],
+    teacher_sims: list[torch.Tensor],
+    *,
+    student_temperature: float,
+    teacher_epsilon: float,
+    iterations: int,
+) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    """Mean over levels of the cross-entropy from balanced teacher targets; also returns
+    the targets (for diagnostics)."""
+    losses, targets = [], []
+    for s, t in zip(student_sims, teacher_sims, strict=True):
+        q = sinkhorn_knopp(t.detach(), epsilon=teacher_epsilon, iterations=iterations)
+        log_p = F.log_softmax(s / student_temperature, dim=1)
+        losses.append(-(q * log_p).sum(dim=1).mean())
+        targets.append(q)
+    return torch.stack(losses).mean(), targets
+
+
+class EngagementScorer(nn.Module):
+    """DistMult score of (z_u, edge type, z_v)."""
+
+    def __init__(self, num_edge_types: int, dim: int) -> None:
+        super().__init__()
+        self.relation = nn.Parameter(torch.ones(num_edge_types, dim))
+        self.bias = nn.Parameter(torch.zeros(num_edge_types))
+        self.scale = nn.Parameter(torch.tensor(5.0))
+
+    def forward(self, zu: torch.Tensor, etype: torch.Tensor, zv: torch.Tensor) -> torch.Tensor:
+        return self.scale * (zu * self.relation[etype] * zv).sum(dim=-1) + self.bias[etype]
+
+
+@dataclass(frozen=True)
+class EngagementSample:
+    """Positive edges and their negatives; every endpoint is embedded as of `ts`."""
+
+    src: np.ndarray  # (P,)
+    dst: np.ndarray  # (P,)
+    etype: np.ndarray  # (P,)
+    ts: np.ndarray  # (P,)
+    random_neg: np.ndarray  # (P,)
+    hard_neg: np.ndarray  # (P,)
+
+
+class EngagementSampler:
+    """Deterministic positive / negative draws from one window's engagement edges."""
+
+    def __init__(
+        self, graph: TemporalGraph, owners: np.ndarray, window: str, roles: tuple[str, ...]
+    ) -> None:
+        self.graph = graph
+        self.owners = owners
+        codes = graph.edge_type_codes(
+            [s.key for r in roles for s in graph.manifest.edge_types_with_role(r)]
+        )
+        edges = np.arange(graph.window(window).start, graph.window(window).stop)
+        edges = edges[np.isin(graph.etype[edges], codes)]
+        ts = graph.ts[edges]
+        alive = (graph.created_ts[graph.src[edges]] < ts) & (
+            graph.created_ts[graph.dst[edges]] < ts
+        )
+        self.edges = edges[alive]
+        # nodes grouped by owner, for hard negatives
+        order = np.argsort(owners, kind="stable")
+        self._by_owner = order
+        self._owner_sorted = owners[order]
+        # nodes by (type, creation time), for random negatives that exist at t
+        born = np.clip(graph.created_ts, 0, _SPAN - 1)
+        self._type_key = np.sort(graph.node_type_of(np.arange(graph.num_nodes)) * _SPAN + born)
+        self._by_type = np.lexsort((born, graph.node_type_of(np.arange(graph.num_nodes))))
+
+    def __len__(self) -> int:
+        return len(self.edges)
+
+    def sample(self, count: int, seed: int, step: int) -> EngagementSample:
+        g = self.graph
+        rng = np.random.default_rng([seed, step, 0xE6])
+        edges = self.edges[rng.integers(0, len(self.edges), count)]
+        src, dst, ts = g.src[edges], g.dst[edges], g.ts[edges]
+        dst_type = g.node_type_of(dst)
+        lo = np.searchsorted(self._type_key, dst_type * _SPAN)
+        hi = np.searchsorted(self._type_key, dst_type * _SPAN + ts)  # created before t
+        hi = np.maximum(hi, lo + 1)
+        random_neg = self._by_type[lo + (rng.random(count) * (hi - lo)).astype(np.int64)]
+        owner = self.owners[dst]
+        first = np.searchsorted(self._owner_sorted, owner, side="left")
+        last = np.searchsorted(self._owner_sorted, owner, side="right")
+        pick = self._by_owner[
+            np.minimum(
+                first + (rng.random(count) * (last - first)).astype(np.int64),
+                len(self._by_owner) - 1,
+            )
+        ]
+        usable = (
+            (g.node_type_of(pick) == dst_type)
+            & (owner != NO_OWNER)
+            & (pick != dst)
+            & (g.created_ts[pick] < ts)
+        )
+        hard_neg = np.where(usable, pick, random_neg)
+        return EngagementSample(
+            src=src,
+            dst=dst,
+            etype=g.etype[edges].astype(np.int64),
+            ts=ts,
+            random_neg=random_neg,
+            hard_neg=hard_neg,
+        )
+
+
+def engagement_loss(
+    scorer: EngagementScorer, z: torch.Tensor, etype: torch.Tensor, count: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """`z` holds embeddings in blocks [src, dst, random_neg, hard_neg] of `count` rows.
+    Returns (loss, positive logits, negative logits)."""
+    zu, zv, zr, zh = z.split(count)
+    pos = scorer(zu, etype, zv)
+    neg = torch.cat([scorer(zu, etype, zr), scorer(zu, etype, zh)])
+    loss = (
+        F.binary_cross_entropy_with_logits(pos, torch.ones_like(pos))
+        + F.binary_cross_entropy_with_logits(neg, torch.zeros_like(neg))
+    ) / 2
+    return loss, pos, neg

@@ -1,0 +1,289 @@
+"""The trainer: self-distillation + engagement prediction on training-window anchors, model
+selection on the validation window, atomic checkpoints, bit-identical resume.
+
+```
+RUN/
+  config.toml  meta.json  metrics.jsonl
+  checkpoints/last.pt  checkpoints/best.pt
+```
+Step `k` trains on batch `k mod n` of epoch `k div n` (the loader's order is a pure
+function of seed, epoch and batch) and on engagement pairs drawn with (seed, k), so a run
+resumed from any checkpoint continues exactly as the uninterrupted run would.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from hir_sdk import __version__
+from hir_sdk.graph import build_graph
+from hir_sdk.graph.owners import owner_of_nodes
+from hir_sdk.io.atomic import atomic_write_text
+from hir_sdk.model import EncoderConfig, HierarchicalEncoder, Impl, choose_impl
+from hir_sdk.model.config import PrototypeConfig
+from hir_sdk.model.inputs import inputs_from_packed
+from hir_sdk.sampling import SamplerConfig
+from hir_sdk.sampling.loader import (
+    AnchorSchedule,
+    BatchBuilder,
+    LoaderConfig,
+    anchors_from_events,
+    make_loader,
+)
+from hir_sdk.sampling.node_features import NodeFeaturizer
+from hir_sdk.schema import load_dataset
+from hir_sdk.training.checkpoint import load_checkpoint, save_checkpoint
+from hir_sdk.training.config import TrainConfig
+from hir_sdk.training.diagnostics import cluster_usage
+from hir_sdk.training.objectives import (
+    EngagementSampler,
+    EngagementScorer,
+    distillation_loss,
+    engagement_loss,
+)
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    steps: int
+    best_validation: float
+    run: Path
+
+
+def _lr_factor(step: int, warmup: int, total: int) -> float:
+    if step < warmup:
+        return (step + 1) / warmup
+    progress = (step - warmup) / max(total - warmup, 1)
+    return 0.5 * (1 + math.cos(math.pi * min(progress, 1.0)))
+
+
+class Trainer:
+    def __init__(
+        self,
+        data: str | Path,
+        run: str | Path,
+        config: TrainConfig | None = None,
+        *,
+        sampler: SamplerConfig | None = None,
+    ) -> None:
+        self.config = config or TrainConfig()
+        self.run = Path(run)
+        c = self.config
+        dataset = load_dataset(data)
+        self.graph = graph = build_graph(dataset)
+        self.owners = owner_of_nodes(graph)
+        knowledge = None
+        if c.use_content:
+            from hir_sdk.knowledge import ContentEncoder, build_knowledge
+
+            knowledge = build_knowledge(
+                dataset, graph, ContentEncoder(), as_of=graph.manifest.time.validation_start
+            )
+        self.featurizer = NodeFeaturizer(graph, knowledge)
+        self.sampler_config = sampler or SamplerConfig(seed=c.seed)
+        self.builder = BatchBuilder(graph, self.sampler_config, featurizer=self.featurizer)
+        anchors, cutoffs = anchors_from_events(graph, "train")
+        self.schedule = AnchorSchedule(
+            anchors,
+            cutoffs,
+            LoaderConfig(batch_size=c.batch_size, num_workers=c.num_workers, seed=c.seed),
+        )
+        val_anchors, val_cutoffs = anchors_from_events(graph, "validation")
+        pick = np.random.default_rng([c.seed, 0x5A1]).permutation(len(val_anchors))
+        pick = np.sort(pick[: c.eval_anchors])
+        self.val_anchors, self.val_cutoffs = val_anchors[pick], val_cutoffs[pick]
+        self.engage_train = EngagementSampler(graph, self.owners, "train", c.engagement.roles)
+        self.engage_val = EngagementSampler(graph, self.owners, "validation", c.engagement.roles)
+        torch.manual_seed(c.seed)
+        self.model_config = EncoderConfig(
+            num_node_types=len(graph.node_types),
+            num_edge_types=len(graph.edge_types),
+            stats_dim=self.featurizer.stats_dim,
+            content_dim=self.featurizer.content_dim,
+            dim=c.model.dim,
+            heads=c.model.heads,
+            layers=c.model.layers,
+            out_dim=c.model.out_dim,
+            prototypes=PrototypeConfig(sizes=c.model.prototypes),
+        )
+        self.student = HierarchicalEncoder(self.model_config)
+        self.teacher = copy.deepcopy(self.student).requires_grad_(False)
+        self.scorer = EngagementScorer(len(graph.edge_types), c.model.out_dim)
+        params = [*self.student.parameters(), *self.scorer.parameters()]
+        self.optimizer = torch.optim.AdamW(params, lr=c.optim.lr, weight_decay=c.optim.weight_decay)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, lambda s: _lr_factor(s, c.optim.warmup_steps, c.steps)
+        )
+        self.impl = choose_impl(Impl.AUTO, torch.device("cpu"), grad=True)
+        self.step = 0
+        self.best_validation = float("inf")
+
+    # ---- checkpoints -------------------------------------------------------------------
+    @property
+    def checkpoints(self) -> Path:
+        return self.run / "checkpoints"
+
+    def state(self) -> dict[str, object]:
+        return {
+            "step": self.step,
+            "student": self.student.state_dict(),
+            "teacher": self.teacher.state_dict(),
+            "scorer": self.scorer.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "torch_rng": torch.get_rng_state(),
+            "best_validation": self.best_validation,
+            "config": self.config.to_dict(),
+            "fingerprint": self.graph.fingerprint,
+        }
+
+    def resume(self, path: str | Path | None = None) -> None:
+        """Continue from a checkpoint (default: this run's last one)."""
+        state = load_checkpoint(path or self.checkpoints / "last.pt")
+        self.student.load_state_dict(state["student"])
+        self.teacher.load_state_dict(state["teacher"])
+        self.scorer.load_state_dict(state["scorer"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        torch.set_rng_state(state["torch_rng"])
+        self.step = int(state["step"])
+        self.best_validation = float(state["best_validation"])
+
+    # ---- one step ----------------------------------------------------------------------
+    def _engagement(
+        self, model: HierarchicalEncoder, sampler: EngagementSampler, seed: int, step: int
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        c = self.config.engagement
+        s = sampler.sample(c.pairs, seed, step)
+        nodes = np.concatenate([s.src, s.dst, s.random_neg, s.hard_neg])
+        packed = self.builder.build_view(nodes, np.tile(s.ts, 4), self.sampler_config.student)
+        z = model(inputs_from_packed(packed), self.impl).embedding
+        return engagement_loss(self.scorer, z, torch.from_numpy(s.etype), c.pairs)
+
+    def _losses(
+        self, batch, seed: int, step: int, sampler: EngagementSampler
+    ) -> tuple[torch.Tensor, dict[str, float]]:
+        c = self.config
+        student = self.student(inputs_from_packed(batch.student), self.impl)
+        with torch.no_grad():
+            teacher = self.teacher(inputs_from_packed(batch.teacher), self.impl)
+            teacher_sims = self.teacher.prototypes.similarities(teacher.embedding)
+        distill, targets = distillation_loss(
+            self.student.prototypes.similarities(student.embedding),
+            teacher_sims,
+            student_temperature=c.distill.student_temperature,
+            teacher_epsilon=c.distill.teacher_epsilon,
+            iterations=c.distill.sinkhorn_iterations,
+        )
+        engage, pos, neg = self._engagement(self.student, sampler, seed, step)
+        loss = c.distill.weight * distill + c.engagement.weight * engage
+        metrics = {
+            "loss": loss.item(),
+            "distill": distill.item(),
+            "engagement": engage.item(),
+            "engagement_acc": float(((pos > 0).float().mean() + (neg < 0).float().mean()) / 2),
+        }
+        for level, (q, logits) in enumerate(zip(targets, student.logits, strict=True)):
+            usage = cluster_usage(torch.softmax(logits.detach(), dim=1))
+            metrics[f"l{level}_usage_entropy"] = usage["usage_entropy"]
+            metrics[f"l{level}_empty_share"] = usage["empty_share"]
+            metrics[f"l{level}_target_entropy"] = cluster_usage(q)["usage_entropy"]
+        return loss, metrics
+
+    @torch.no_grad()
+    def validate(self) -> dict[str, float]:
+        self.student.eval()
+        batch = self.builder.build(self.val_anchors, self.val_cutoffs)
+        loss, metrics = self._losses(batch, self.config.seed + 1, 0, self.engage_val)
+        self.student.train()
+        return {f"val_{k}": v for k, v in metrics.items()}
+
+    def _ema(self) -> None:
+        m = self.config.optim.ema
+        with torch.no_grad():
+            for t, s in zip(self.teacher.parameters(), self.student.parameters(), strict=True):
+                t.mul_(m).add_(s.detach(), alpha=1 - m)
+
+    # ---- the loop ----------------------------------------------------------------------
+    def fit(self, max_steps: int | None = None, progress: bool = True) -> TrainResult:
+        c = self.config
+        stop = min(c.steps, max_steps) if max_steps is not None else c.steps
+        self.run.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(self.run / "config.toml", c.to_toml())
+        atomic_write_text(
+            self.run / "meta.json",
+            json.dumps(
+                {
+                    "sdk_version": __version__,
+                    "torch": torch.__version__,
+                    "seed": c.seed,
+                    "fingerprint": self.graph.fingerprint,
+                    "dataset": self.graph.manifest.name,
+                    "attention": self.impl.value,
+                },
+                indent=2,
+            )
+            + "\n",
+        )
+        per_epoch = len(self.schedule)
+        bar = tqdm(total=stop, initial=self.step, disable=not progress, desc="fit")
+        self.student.train()
+        log = (self.run / "metrics.jsonl").open("a", encoding="utf-8")
+        # bit-identical runs: the gathers behind the bias tables accumulate gradients with
+        # index_put, whose default CPU kernel adds in thread order
+        was_deterministic = torch.are_deterministic_algorithms_enabled()
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        try:
+            while self.step < stop:
+                epoch, index = divmod(self.step, per_epoch)
+                batches = iter(
+                    make_loader(self.builder, self.schedule, epoch=epoch, start_batch=index)
+                )
+                for _ in range(min(per_epoch - index, stop - self.step)):
+                    waited = time.perf_counter()
+                    batch = next(batches)
+                    started = time.perf_counter()
+                    loss, metrics = self._losses(batch, c.seed, self.step, self.engage_train)
+                    self.optimizer.zero_grad(set_to_none=True)
+                    loss.backward()
+                    grad = torch.nn.utils.clip_grad_norm_(
+                        [*self.student.parameters(), *self.scorer.parameters()], c.optim.clip_norm
+                    )
+                    self.optimizer.step()
+                    self.scheduler.step()
+                    self._ema()
+                    self.step += 1
+                    record = {
+                        "step": self.step,
+                        "epoch": epoch,
+                        **metrics,
+                        "grad_norm": float(grad),
+                        "lr": self.scheduler.get_last_lr()[0],
+                        "data_wait_s": started - waited,
+                        "step_s": time.perf_counter() - started,
+                    }
+                    if self.step % c.eval_every == 0 or self.step == stop:
+                        record |= self.validate()
+                        if record["val_loss"] < self.best_validation:
+                            self.best_validation = record["val_loss"]
+                            save_checkpoint(self.state(), self.checkpoints / "best.pt")
+                    if self.step % c.checkpoint_every == 0 or self.step == stop:
+                        save_checkpoint(self.state(), self.checkpoints / "last.pt")
+                    log.write(json.dumps(record) + "\n")
+                    log.flush()
+                    bar.update(1)
+                    bar.set_postfix(loss=f"{metrics['loss']:.3f}")
+        finally:
+            torch.use_deterministic_algorithms(was_deterministic)
+            log.close()
+            bar.close()
+        return TrainResult(steps=self.step, best_validation=self.best_validation, run=self.run)

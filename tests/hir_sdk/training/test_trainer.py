@@ -1,0 +1,130 @@
+"""Training: same seed -> same checkpoint; stop-and-resume equals an uninterrupted run;
+the objectives move; the CLI and config file work."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hir_sdk.cli.main import main
+from hir_sdk.errors import InputError
+from hir_sdk.training import TrainConfig, Trainer
+from hir_sdk.training.checkpoint import load_checkpoint, state_hash
+from hir_sdk.training.config import ModelSizes, config_from_dict
+
+CONFIG = TrainConfig(
+    steps=6,
+    batch_size=24,
+    eval_every=3,
+    checkpoint_every=3,
+    eval_anchors=48,
+    model=ModelSizes(dim=32, out_dim=16, prototypes=(8, 32, 128)),
+)
+
+
+def _hashes(path) -> dict[str, str]:
+    state = load_checkpoint(path)
+    return {part: state_hash(state[part]) for part in ("student", "teacher", "scorer")}
+
+
+@pytest.fixture(scope="module")
+def full_run(tiny_world, tmp_path_factory):
+    run = tmp_path_factory.mktemp("runs") / "full"
+    Trainer(tiny_world, run, CONFIG).fit(progress=False)
+    return run
+
+
+def test_same_seed_gives_the_same_checkpoint(tiny_world, full_run, tmp_path):
+    Trainer(tiny_world, tmp_path / "again", CONFIG).fit(progress=False)
+    assert _hashes(tmp_path / "again" / "checkpoints" / "last.pt") == _hashes(
+        full_run / "checkpoints" / "last.pt"
+    )
+
+
+def test_stop_and_resume_equals_an_uninterrupted_run(tiny_world, full_run, tmp_path):
+    run = tmp_path / "resumed"
+    Trainer(tiny_world, run, CONFIG).fit(max_steps=3, progress=False)
+    trainer = Trainer(tiny_world, run, CONFIG)  # a fresh process would start like this
+    trainer.resume()
+    assert trainer.step == 3
+    trainer.fit(progress=False)
+    assert _hashes(run / "checkpoints" / "last.pt") == _hashes(full_run / "checkpoints" / "last.pt")
+    lines = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+    full = [json.loads(x) for x in (full_run / "metrics.jsonl").read_text().splitlines()]
+    assert [x["loss"] for x in lines] == [x["loss"] for x in full]
+
+
+def test_a_different_seed_trains_differently(tiny_world, full_run, tmp_path):
+    from dataclasses import replace
+
+    Trainer(tiny_world, tmp_path / "other", replace(CONFIG, seed=1)).fit(progress=False)
+    assert (
+        _hashes(tmp_path / "other" / "checkpoints" / "last.pt")["student"]
+        != _hashes(full_run / "checkpoints" / "last.pt")["student"]
+    )
+
+
+def test_metrics_log_losses_and_collapse_diagnostics(full_run):
+    records = [json.loads(x) for x in (full_run / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in records] == list(range(1, 7))
+    for key in (
+        "distill",
+        "engagement",
+        "l0_usage_entropy",
+        "l2_empty_share",
+        "l0_target_entropy",
+        "grad_norm",
+        "lr",
+        "data_wait_s",
+    ):
+        assert all(key in r for r in records), key
+    assert records[-1]["loss"] < records[0]["loss"]
+    assert all(r["l0_target_entropy"] > 0.9 for r in records)  # Sinkhorn keeps targets spread
+    assert "val_loss" in records[2] and "val_loss" in records[5]
+    assert (full_run / "checkpoints" / "best.pt").exists()
+    assert "seed = 0" in (full_run / "config.toml").read_text()
+    meta = json.loads((full_run / "meta.json").read_text())
+    assert meta["attention"] == "dense" and meta["fingerprint"]
+
+
+def test_checkpoints_load_without_pickle(full_run):
+    state = load_checkpoint(full_run / "checkpoints" / "last.pt")  # weights_only=True inside
+    assert state["step"] == 6 and state["config"]["seed"] == 0
+
+
+def test_cli_fit_with_a_config_file(tiny_world, tmp_path, capsys):
+    config = tmp_path / "train.toml"
+    config.write_text(CONFIG.to_toml().replace("steps = 6", "steps = 2"))
+    out = tmp_path / "run"
+    assert (
+        main(
+            [
+                "fit",
+                "--data",
+                str(tiny_world),
+                "--out",
+                str(out),
+                "--config",
+                str(config),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    assert "trained 2 steps" in capsys.readouterr().out
+    assert (out / "checkpoints" / "last.pt").exists()
+
+
+def test_bad_config_is_an_input_error(tmp_path, capsys, tiny_world):
+    with pytest.raises(InputError, match="unknown config keys"):
+        config_from_dict({"stepz": 3})
+    with pytest.raises(InputError, match="invalid config"):
+        config_from_dict({"optim": {"lr": -1.0}})
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[model]\ndims = 3\n")
+    assert (
+        main(["fit", "--data", str(tiny_world), "--out", str(tmp_path / "r"), "--config", str(bad)])
+        == 2
+    )
+    assert "model.dims" in capsys.readouterr().err
