@@ -50,6 +50,7 @@ if __name__ == "__main__" and "--one" not in sys.argv:
 
 import numpy as np
 import torch
+from publish import publish
 from torch.nn import functional as F  # noqa: N812
 
 from hir_sdk.model.attention import BiasedAttention, Impl, flex_block_mask
@@ -566,12 +567,7 @@ def main() -> int:
             out += table(f"GPU ({torch.cuda.get_device_name()}), {name}", rows, "gpu_mb")
             out += goals(rows, "gpu_mb")
     out.append(f"total benchmark wall time: {time.perf_counter() - started:.0f} s")
-    out.append("")
-    text = "\n".join(out)
-    print(text)
-    if args.record:
-        with open(args.record, "a", encoding="utf-8") as handle:
-            handle.write("\n" + text)
+    publish(out, args.record)
     return 0
 
 

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
+from publish import publish
 
 from hir_sdk.graph import build_graph
 from hir_sdk.schema import CONTENT_FILE, EDGES_FILE, NODES_FILE, load_dataset
@@ -70,11 +71,7 @@ def main() -> int:
         "",
         f"**build / read ratio: {build_s / read_s:.1f}x** (goal: within 3x)",
     ]
-    text = "\n".join(lines)
-    print(text)
-    if args.record:
-        with open(args.record, "a", encoding="utf-8") as handle:
-            handle.write(text + "\n\n")
+    publish(lines, args.record)
     return 0
 
 

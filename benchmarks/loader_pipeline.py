@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import torch
+from publish import publish
 from torch import nn
 
 from hir_sdk.graph import build_graph_from_dir
@@ -114,11 +115,7 @@ def main() -> int:
         f"**best pipelined / synchronous wall time: {best_s / sync_s:.2f}x**; "
         f"waiting {sync_wait:.1%} -> {best_wait:.1%} (goal: under 5%)",
     ]
-    text = "\n".join(lines)
-    print(text)
-    if args.record:
-        with open(args.record, "a", encoding="utf-8") as handle:
-            handle.write(text + "\n\n")
+    publish(lines, args.record)
     return 0
 
 

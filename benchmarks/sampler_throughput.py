@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from publish import publish
 
 from hir_sdk.graph import TemporalGraph, build_graph_from_dir
 from hir_sdk.sampling import SamplerConfig, ViewConfig, ViewSampler
@@ -115,11 +116,7 @@ def main() -> int:
         "",
         f"**speed-up over the per-anchor baseline: {ours_rate / base_rate:.0f}x**",
     ]
-    text = "\n".join(lines)
-    print(text)
-    if args.record:
-        with open(args.record, "a", encoding="utf-8") as handle:
-            handle.write(text + "\n\n")
+    publish(lines, args.record)
     return 0
 
 

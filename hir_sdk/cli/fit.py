@@ -1,11 +1,18 @@
-"""`hir fit`: train the Hierarchical Encoder on a dataset's training window."""
+"""`hir fit`: train the Hierarchical Encoder on a dataset's training window.
+
+Under `torchrun --nproc_per_node=N -m hir_sdk.cli.main fit ...` the ranks join one
+process group (gloo on CPU, NCCL on GPUs) and train data-parallel; rank 0 writes the run.
+"""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
 
+import torch
+
 from hir_sdk.training import TrainConfig, Trainer, load_config
+from hir_sdk.training.distributed import init_from_env
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -26,12 +33,18 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(args.config) if args.config else TrainConfig()
     if args.seed is not None:
         config = dataclasses.replace(config, seed=args.seed)
-    trainer = Trainer(args.data, args.out, config)
-    if args.resume:
-        trainer.resume()
-    result = trainer.fit(max_steps=args.max_steps, progress=not args.quiet)
-    print(
-        f"trained {result.steps} steps; best validation loss {result.best_validation:.4f}; "
-        f"run: {result.run}"
-    )
+    distributed = init_from_env()
+    try:
+        trainer = Trainer(args.data, args.out, config)
+        if args.resume:
+            trainer.resume()
+        result = trainer.fit(max_steps=args.max_steps, progress=not args.quiet)
+    finally:
+        if distributed:
+            torch.distributed.destroy_process_group()
+    if trainer.rank == 0:
+        print(
+            f"trained {result.steps} steps on {trainer.world_size} rank(s); best validation "
+            f"loss {result.best_validation:.4f}; run: {result.run}"
+        )
     return 0

@@ -39,12 +39,16 @@ class LoaderConfig:
     num_workers: int = 0
     prefetch: int = 2
     seed: int = 0
+    rank: int = 0  # data-parallel training: this process takes rows rank::world_size
+    world_size: int = 1
 
     def __post_init__(self) -> None:
         if self.batch_size < 1 or self.chunk_days <= 0 or self.num_workers < 0:
             raise ValueError("LoaderConfig: need batch_size >= 1, chunk_days > 0, num_workers >= 0")
         if self.prefetch < 1:
             raise ValueError("LoaderConfig: prefetch must be >= 1")
+        if not 0 <= self.rank < self.world_size:
+            raise ValueError("LoaderConfig: need 0 <= rank < world_size")
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ from hir_sdk.schema import load_dataset
 from hir_sdk.training.checkpoint import load_checkpoint, save_checkpoint
 from hir_sdk.training.config import TrainConfig
 from hir_sdk.training.diagnostics import cluster_usage
+from hir_sdk.training.distributed import average_gradients, world
 from hir_sdk.training.objectives import (
     EngagementSampler,
     EngagementScorer,
@@ -91,11 +92,18 @@ class Trainer:
         self.featurizer = NodeFeaturizer(graph, knowledge)
         self.sampler_config = sampler or SamplerConfig(seed=c.seed)
         self.builder = BatchBuilder(graph, self.sampler_config, featurizer=self.featurizer)
+        self.rank, self.world_size = world()
         anchors, cutoffs = anchors_from_events(graph, "train")
         self.schedule = AnchorSchedule(
             anchors,
             cutoffs,
-            LoaderConfig(batch_size=c.batch_size, num_workers=c.num_workers, seed=c.seed),
+            LoaderConfig(
+                batch_size=c.batch_size,
+                num_workers=c.num_workers,
+                seed=c.seed,
+                rank=self.rank,
+                world_size=self.world_size,
+            ),
         )
         val_anchors, val_cutoffs = anchors_from_events(graph, "validation")
         pick = np.random.default_rng([c.seed, 0x5A1]).permutation(len(val_anchors))
@@ -164,10 +172,14 @@ class Trainer:
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         c = self.config.engagement
         s = sampler.sample(c.pairs, seed, step)
-        nodes = np.concatenate([s.src, s.dst, s.random_neg, s.hard_neg])
-        packed = self.builder.build_view(nodes, np.tile(s.ts, 4), self.sampler_config.student)
+        mine = slice(self.rank, None, self.world_size)  # this rank's share of the pairs
+        parts = [a[mine] for a in (s.src, s.dst, s.random_neg, s.hard_neg)]
+        count = len(parts[0])
+        packed = self.builder.build_view(
+            np.concatenate(parts), np.tile(s.ts[mine], 4), self.sampler_config.student
+        )
         z = model(inputs_from_packed(packed), self.impl).embedding
-        return engagement_loss(self.scorer, z, torch.from_numpy(s.etype), c.pairs)
+        return engagement_loss(self.scorer, z, torch.from_numpy(s.etype[mine]), count)
 
     def _losses(
         self, batch, seed: int, step: int, sampler: EngagementSampler
@@ -213,31 +225,54 @@ class Trainer:
             for t, s in zip(self.teacher.parameters(), self.student.parameters(), strict=True):
                 t.mul_(m).add_(s.detach(), alpha=1 - m)
 
+    @torch.no_grad()
+    def embed(
+        self, nodes: np.ndarray, cutoffs: np.ndarray, *, batch_size: int = 256, teacher: bool = True
+    ) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Embeddings (N, out_dim) and cluster logits per level of `nodes` as of `cutoffs`,
+        from the teacher's broad view (the EMA model is the one to deploy)."""
+        model = self.teacher if teacher else self.student
+        view = self.sampler_config.teacher if teacher else self.sampler_config.student
+        was_training = model.training
+        model.eval()
+        z, logits = [], []
+        for lo in range(0, len(nodes), batch_size):
+            packed = self.builder.build_view(
+                nodes[lo : lo + batch_size], cutoffs[lo : lo + batch_size], view
+            )
+            out = model(inputs_from_packed(packed), self.impl)
+            z.append(out.embedding.numpy())
+            logits.append([lg.numpy() for lg in out.logits])
+        model.train(was_training)
+        levels = [np.concatenate([b[i] for b in logits]) for i in range(len(logits[0]))]
+        return np.concatenate(z), levels
+
     # ---- the loop ----------------------------------------------------------------------
+    def _write_run_files(self) -> None:
+        c = self.config
+        self.run.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(self.run / "config.toml", c.to_toml())
+        meta = {
+            "sdk_version": __version__,
+            "torch": torch.__version__,
+            "seed": c.seed,
+            "fingerprint": self.graph.fingerprint,
+            "dataset": self.graph.manifest.name,
+            "attention": self.impl.value,
+            "world_size": self.world_size,
+        }
+        atomic_write_text(self.run / "meta.json", json.dumps(meta, indent=2) + "\n")
+
     def fit(self, max_steps: int | None = None, progress: bool = True) -> TrainResult:
         c = self.config
         stop = min(c.steps, max_steps) if max_steps is not None else c.steps
-        self.run.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(self.run / "config.toml", c.to_toml())
-        atomic_write_text(
-            self.run / "meta.json",
-            json.dumps(
-                {
-                    "sdk_version": __version__,
-                    "torch": torch.__version__,
-                    "seed": c.seed,
-                    "fingerprint": self.graph.fingerprint,
-                    "dataset": self.graph.manifest.name,
-                    "attention": self.impl.value,
-                },
-                indent=2,
-            )
-            + "\n",
-        )
+        main = self.rank == 0
+        if main:
+            self._write_run_files()
         per_epoch = len(self.schedule)
-        bar = tqdm(total=stop, initial=self.step, disable=not progress, desc="fit")
+        bar = tqdm(total=stop, initial=self.step, disable=not (progress and main), desc="fit")
         self.student.train()
-        log = (self.run / "metrics.jsonl").open("a", encoding="utf-8")
+        log = (self.run / "metrics.jsonl").open("a", encoding="utf-8") if main else None
         # bit-identical runs: the gathers behind the bias tables accumulate gradients with
         # index_put, whose default CPU kernel adds in thread order
         was_deterministic = torch.are_deterministic_algorithms_enabled()
@@ -255,6 +290,7 @@ class Trainer:
                     loss, metrics = self._losses(batch, c.seed, self.step, self.engage_train)
                     self.optimizer.zero_grad(set_to_none=True)
                     loss.backward()
+                    average_gradients([*self.student.parameters(), *self.scorer.parameters()])
                     grad = torch.nn.utils.clip_grad_norm_(
                         [*self.student.parameters(), *self.scorer.parameters()], c.optim.clip_norm
                     )
@@ -275,15 +311,18 @@ class Trainer:
                         record |= self.validate()
                         if record["val_loss"] < self.best_validation:
                             self.best_validation = record["val_loss"]
-                            save_checkpoint(self.state(), self.checkpoints / "best.pt")
-                    if self.step % c.checkpoint_every == 0 or self.step == stop:
+                            if main:
+                                save_checkpoint(self.state(), self.checkpoints / "best.pt")
+                    if main and (self.step % c.checkpoint_every == 0 or self.step == stop):
                         save_checkpoint(self.state(), self.checkpoints / "last.pt")
-                    log.write(json.dumps(record) + "\n")
-                    log.flush()
+                    if log is not None:
+                        log.write(json.dumps(record) + "\n")
+                        log.flush()
                     bar.update(1)
                     bar.set_postfix(loss=f"{metrics['loss']:.3f}")
         finally:
             torch.use_deterministic_algorithms(was_deterministic)
-            log.close()
+            if log is not None:
+                log.close()
             bar.close()
         return TrainResult(steps=self.step, best_validation=self.best_validation, run=self.run)

@@ -112,7 +112,7 @@ def test_cli_fit_with_a_config_file(tiny_world, tmp_path, capsys):
         )
         == 0
     )
-    assert "trained 2 steps" in capsys.readouterr().out
+    assert "trained 2 steps on 1 rank(s)" in capsys.readouterr().out
     assert (out / "checkpoints" / "last.pt").exists()
 
 
