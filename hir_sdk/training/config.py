@@ -55,12 +55,25 @@ class OptimConfig:
 class DistillConfig:
     student_temperature: float = 0.1
     teacher_epsilon: float = 0.05  # Sinkhorn entropy (the teacher's sharpness)
+    teacher_epsilon_start: float = 0.05  # linear warm-up from this value ...
+    teacher_warmup_steps: int = 0  # ... to teacher_epsilon over these steps
     sinkhorn_iterations: int = 3
     weight: float = 1.0
 
     def __post_init__(self) -> None:
-        if not self.student_temperature > 0 or not self.teacher_epsilon > 0:
+        if min(self.student_temperature, self.teacher_epsilon, self.teacher_epsilon_start) <= 0:
             raise ValueError("DistillConfig: temperatures must be > 0")
+        if self.teacher_warmup_steps < 0:
+            raise ValueError("DistillConfig: teacher_warmup_steps must be >= 0")
+
+    def teacher_epsilon_at(self, step: int) -> float:
+        """The teacher's Sinkhorn epsilon at a training step (the temperature schedule)."""
+        if step >= self.teacher_warmup_steps:
+            return self.teacher_epsilon
+        share = step / self.teacher_warmup_steps
+        return self.teacher_epsilon_start + share * (
+            self.teacher_epsilon - self.teacher_epsilon_start
+        )
 
 
 @dataclass(frozen=True)
@@ -79,6 +92,7 @@ class TrainConfig:
     eval_anchors: int = 256
     checkpoint_every: int = 50
     num_workers: int = 0
+    device: str = "auto"  # "auto" (CUDA when present), "cpu" or "cuda"
     use_content: bool = False  # embed entity text with the content encoder (slow first run)
     model: ModelSizes = field(default_factory=ModelSizes)
     optim: OptimConfig = field(default_factory=OptimConfig)

@@ -30,7 +30,7 @@ from hir_sdk.graph.owners import owner_of_nodes
 from hir_sdk.io.atomic import atomic_write_text
 from hir_sdk.model import EncoderConfig, HierarchicalEncoder, Impl, choose_impl
 from hir_sdk.model.config import PrototypeConfig
-from hir_sdk.model.inputs import inputs_from_packed
+from hir_sdk.model.inputs import EncoderInputs, inputs_from_packed
 from hir_sdk.sampling import SamplerConfig
 from hir_sdk.sampling.loader import (
     AnchorSchedule,
@@ -40,6 +40,7 @@ from hir_sdk.sampling.loader import (
     make_loader,
 )
 from hir_sdk.sampling.node_features import NodeFeaturizer
+from hir_sdk.sampling.packing import PackedBatch
 from hir_sdk.schema import load_dataset
 from hir_sdk.training.checkpoint import load_checkpoint, save_checkpoint
 from hir_sdk.training.config import TrainConfig
@@ -126,12 +127,17 @@ class Trainer:
         self.student = HierarchicalEncoder(self.model_config)
         self.teacher = copy.deepcopy(self.student).requires_grad_(False)
         self.scorer = EngagementScorer(len(graph.edge_types), c.model.out_dim)
+        wants_cuda = c.device == "cuda" or (c.device == "auto" and torch.cuda.is_available())
+        self.device = torch.device("cuda" if wants_cuda else "cpu")
+        for module in (self.student, self.teacher, self.scorer):
+            module.to(self.device)
+        self.impl = choose_impl(Impl.AUTO, self.device, grad=True)
         params = [*self.student.parameters(), *self.scorer.parameters()]
         self.optimizer = torch.optim.AdamW(params, lr=c.optim.lr, weight_decay=c.optim.weight_decay)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, lambda s: _lr_factor(s, c.optim.warmup_steps, c.steps)
         )
-        self.impl = choose_impl(Impl.AUTO, torch.device("cpu"), grad=True)
+
         self.step = 0
         self.best_validation = float("inf")
 
@@ -149,6 +155,7 @@ class Trainer:
             "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict(),
             "torch_rng": torch.get_rng_state(),
+            "cuda_rng": torch.cuda.get_rng_state_all() if self.device.type == "cuda" else [],
             "best_validation": self.best_validation,
             "config": self.config.to_dict(),
             "fingerprint": self.graph.fingerprint,
@@ -163,10 +170,19 @@ class Trainer:
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
         torch.set_rng_state(state["torch_rng"])
+        if self.device.type == "cuda" and state.get("cuda_rng"):
+            torch.cuda.set_rng_state_all(state["cuda_rng"])
         self.step = int(state["step"])
         self.best_validation = float(state["best_validation"])
 
     # ---- one step ----------------------------------------------------------------------
+    def _inputs(self, packed: PackedBatch) -> EncoderInputs:
+        return inputs_from_packed(packed).to(self.device)
+
+    def _autocast(self) -> torch.autocast:
+        """bf16 autocast for the forward passes on a GPU; full precision on CPU."""
+        return torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.device.type == "cuda")
+
     def _engagement(
         self, model: HierarchicalEncoder, sampler: EngagementSampler, seed: int, step: int
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -178,22 +194,23 @@ class Trainer:
         packed = self.builder.build_view(
             np.concatenate(parts), np.tile(s.ts[mine], 4), self.sampler_config.student
         )
-        z = model(inputs_from_packed(packed), self.impl).embedding
-        return engagement_loss(self.scorer, z, torch.from_numpy(s.etype[mine]), count)
+        z = model(self._inputs(packed), self.impl).embedding
+        etype = torch.from_numpy(s.etype[mine]).to(self.device)
+        return engagement_loss(self.scorer, z.float(), etype, count)
 
     def _losses(
         self, batch, seed: int, step: int, sampler: EngagementSampler
     ) -> tuple[torch.Tensor, dict[str, float]]:
         c = self.config
-        student = self.student(inputs_from_packed(batch.student), self.impl)
+        student = self.student(self._inputs(batch.student), self.impl)
         with torch.no_grad():
-            teacher = self.teacher(inputs_from_packed(batch.teacher), self.impl)
+            teacher = self.teacher(self._inputs(batch.teacher), self.impl)
             teacher_sims = self.teacher.prototypes.similarities(teacher.embedding)
         distill, targets = distillation_loss(
             self.student.prototypes.similarities(student.embedding),
             teacher_sims,
             student_temperature=c.distill.student_temperature,
-            teacher_epsilon=c.distill.teacher_epsilon,
+            teacher_epsilon=c.distill.teacher_epsilon_at(step),
             iterations=c.distill.sinkhorn_iterations,
         )
         engage, pos, neg = self._engagement(self.student, sampler, seed, step)
@@ -215,7 +232,8 @@ class Trainer:
     def validate(self) -> dict[str, float]:
         self.student.eval()
         batch = self.builder.build(self.val_anchors, self.val_cutoffs)
-        loss, metrics = self._losses(batch, self.config.seed + 1, 0, self.engage_val)
+        with self._autocast():
+            loss, metrics = self._losses(batch, self.config.seed + 1, 0, self.engage_val)
         self.student.train()
         return {f"val_{k}": v for k, v in metrics.items()}
 
@@ -240,9 +258,9 @@ class Trainer:
             packed = self.builder.build_view(
                 nodes[lo : lo + batch_size], cutoffs[lo : lo + batch_size], view
             )
-            out = model(inputs_from_packed(packed), self.impl)
-            z.append(out.embedding.numpy())
-            logits.append([lg.numpy() for lg in out.logits])
+            out = model(self._inputs(packed), self.impl)
+            z.append(out.embedding.float().cpu().numpy())
+            logits.append([lg.float().cpu().numpy() for lg in out.logits])
         model.train(was_training)
         levels = [np.concatenate([b[i] for b in logits]) for i in range(len(logits[0]))]
         return np.concatenate(z), levels
@@ -287,7 +305,8 @@ class Trainer:
                     waited = time.perf_counter()
                     batch = next(batches)
                     started = time.perf_counter()
-                    loss, metrics = self._losses(batch, c.seed, self.step, self.engage_train)
+                    with self._autocast():
+                        loss, metrics = self._losses(batch, c.seed, self.step, self.engage_train)
                     self.optimizer.zero_grad(set_to_none=True)
                     loss.backward()
                     average_gradients([*self.student.parameters(), *self.scorer.parameters()])
