@@ -104,6 +104,8 @@ class TrainConfig:
             raise ValueError(
                 "TrainConfig: steps, batch_size, eval_every and checkpoint_every must be >= 1"
             )
+        if self.device not in ("auto", "cpu", "cuda"):
+            raise ValueError(f"TrainConfig.device must be auto, cpu or cuda, got {self.device!r}")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
