@@ -50,12 +50,15 @@ class KnowledgeBase:
         row_of: (N,) int64 row of each global node index, -1 when the node has none.
         source: (N,) int8: 0 none, 1 own content, 2 pooled from neighbours.
         parts: `(name, width)` of the consecutive parts of a row, text first.
+        pooled_as_of: the `as_of` the pooled rows were built with (None: from every
+            structural edge, so they are not safe at any earlier cutoff).
     """
 
     vectors: np.ndarray
     row_of: np.ndarray
     source: np.ndarray
     parts: tuple[tuple[str, int], ...] = (("text", DIM),)
+    pooled_as_of: int | None = None
 
     def __post_init__(self) -> None:
         if self.vectors.ndim != 2 or self.vectors.shape[1] != sum(w for _, w in self.parts):
@@ -75,11 +78,17 @@ class KnowledgeBase:
         """Number of nodes N covered by `row_of`."""
         return len(self.row_of)
 
-    def gather(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def gather(
+        self, nodes: np.ndarray, cutoffs: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Rows of some global node indices.
 
         Args:
             nodes: (n,) global node indices.
+            cutoffs: (n,) times the rows are used at. Pooled rows summarize structural
+                edges up to `pooled_as_of`, so at an earlier cutoff (or when they were
+                pooled from every edge) they would leak later information: they are left
+                out there, and the node counts as having no knowledge.
 
         Returns:
             `(vectors, has_vector)`: (n, D) float32 with zero rows where a node has no
@@ -90,6 +99,14 @@ class KnowledgeBase:
             raise IndexError(f"node indices must lie in [0, {self.num_nodes})")
         rows = self.row_of[nodes]
         has = rows >= 0
+        if cutoffs is not None:
+            pooled = self.source[nodes] == POOLED
+            late = (
+                np.ones(len(nodes), dtype=bool)
+                if self.pooled_as_of is None
+                else np.asarray(cutoffs) < self.pooled_as_of
+            )
+            has &= ~(pooled & late)
         out = np.zeros((len(nodes), self.dim), dtype=np.float32)
         out[has] = self.vectors[rows[has]]
         return out, has
@@ -225,4 +242,4 @@ def build_knowledge(
     targets, pooled = _pool(graph, row_of, vectors, _pool_types(dataset, pool_from), parts, as_of)
     row_of[targets] = len(own) + np.arange(len(targets))
     source[targets] = POOLED
-    return KnowledgeBase(np.concatenate([vectors, pooled]), row_of, source, parts)
+    return KnowledgeBase(np.concatenate([vectors, pooled]), row_of, source, parts, as_of)

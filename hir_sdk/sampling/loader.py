@@ -169,8 +169,9 @@ class _EpochBatches(Dataset):
 
     def __getitem__(self, i: int) -> TrainingBatch:
         index = self.start + i
-        size = self.schedule.config.batch_size
-        rows = self._order[index * size : (index + 1) * size]
+        config = self.schedule.config
+        size = config.batch_size
+        rows = self._order[index * size : (index + 1) * size][config.rank :: config.world_size]
         return self.builder.build(self.schedule.anchors[rows], self.schedule.cutoffs[rows], index)
 
 

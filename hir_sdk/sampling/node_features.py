@@ -135,7 +135,7 @@ class NodeFeaturizer:
             content = np.zeros((len(nodes), 0), dtype=np.float32)
             has_content = np.zeros(len(nodes), dtype=bool)
         else:
-            content, has_content = self.knowledge.gather(nodes)
+            content, has_content = self.knowledge.gather(nodes, cutoffs)
         salts = np.arange(self.dhe_codes, dtype=np.uint64)
         h = hash_keys(_ID_SEED, self._hashes[nodes][:, None], salts[None, :])
         dhe = (h >> np.uint64(11)).astype(np.float64) * (2.0 / (1 << 53)) - 1.0

@@ -22,6 +22,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F  # noqa: N812
 
+from hir_sdk.errors import InputError
 from hir_sdk.graph.owners import NO_OWNER
 from hir_sdk.graph.temporal_graph import TemporalGraph
 from hir_sdk.training.sinkhorn import sinkhorn_knopp
@@ -91,6 +92,11 @@ class EngagementSampler:
             graph.created_ts[graph.dst[edges]] < ts
         )
         self.edges = edges[alive]
+        if len(self.edges) == 0:
+            raise InputError(
+                f"the {window} window has no engagement edges with roles "
+                f"{list(roles)} to learn or validate engagement prediction on"
+            )
         # nodes grouped by owner, for hard negatives
         order = np.argsort(owners, kind="stable")
         self._by_owner = order

@@ -25,6 +25,7 @@ import torch
 from tqdm import tqdm
 
 from hir_sdk import __version__
+from hir_sdk.errors import InputError
 from hir_sdk.graph import build_graph
 from hir_sdk.graph.owners import owner_of_nodes
 from hir_sdk.io.atomic import atomic_write_text
@@ -95,6 +96,8 @@ class Trainer:
         self.builder = BatchBuilder(graph, self.sampler_config, featurizer=self.featurizer)
         self.rank, self.world_size = world()
         anchors, cutoffs = anchors_from_events(graph, "train")
+        if len(anchors) == 0:
+            raise InputError("the train window has no engagement events to anchor views on")
         self.schedule = AnchorSchedule(
             anchors,
             cutoffs,
@@ -125,7 +128,7 @@ class Trainer:
             prototypes=PrototypeConfig(sizes=c.model.prototypes),
         )
         self.student = HierarchicalEncoder(self.model_config)
-        self.teacher = copy.deepcopy(self.student).requires_grad_(False)
+        self.teacher = copy.deepcopy(self.student).requires_grad_(False).eval()
         self.scorer = EngagementScorer(len(graph.edge_types), c.model.out_dim)
         wants_cuda = c.device == "cuda" or (c.device == "auto" and torch.cuda.is_available())
         self.device = torch.device("cuda" if wants_cuda else "cpu")
@@ -163,7 +166,19 @@ class Trainer:
 
     def resume(self, path: str | Path | None = None) -> None:
         """Continue from a checkpoint (default: this run's last one)."""
-        state = load_checkpoint(path or self.checkpoints / "last.pt")
+        path = Path(path or self.checkpoints / "last.pt")
+        state = load_checkpoint(path)
+        if state["fingerprint"] != self.graph.fingerprint:
+            raise InputError(
+                f"checkpoint was trained on data {state['fingerprint']}, this "
+                f"dataset is {self.graph.fingerprint}",
+                file=path,
+            )
+        if state["config"] != self.config.to_dict():
+            raise InputError(
+                "checkpoint was trained with another config; resume with the run's own config.toml",
+                file=path,
+            )
         self.student.load_state_dict(state["student"])
         self.teacher.load_state_dict(state["teacher"])
         self.scorer.load_state_dict(state["scorer"])
@@ -174,10 +189,23 @@ class Trainer:
             torch.cuda.set_rng_state_all(state["cuda_rng"])
         self.step = int(state["step"])
         self.best_validation = float(state["best_validation"])
+        log = self.run / "metrics.jsonl"  # drop steps logged after this checkpoint
+        if log.exists():
+            kept = [
+                line
+                for line in log.read_text(encoding="utf-8").splitlines()
+                if json.loads(line)["step"] <= self.step
+            ]
+            atomic_write_text(log, "".join(line + "\n" for line in kept))
 
     # ---- one step ----------------------------------------------------------------------
     def _inputs(self, packed: PackedBatch) -> EncoderInputs:
         return inputs_from_packed(packed).to(self.device)
+
+    def _similarities(self, model: HierarchicalEncoder, z: torch.Tensor) -> list[torch.Tensor]:
+        """Prototype cosines in float32 even under autocast (bf16 would blur the targets)."""
+        with torch.autocast(self.device.type, enabled=False):
+            return model.prototypes.similarities(z.float())
 
     def _autocast(self) -> torch.autocast:
         """bf16 autocast for the forward passes on a GPU; full precision on CPU."""
@@ -205,9 +233,9 @@ class Trainer:
         student = self.student(self._inputs(batch.student), self.impl)
         with torch.no_grad():
             teacher = self.teacher(self._inputs(batch.teacher), self.impl)
-            teacher_sims = self.teacher.prototypes.similarities(teacher.embedding)
+            teacher_sims = self._similarities(self.teacher, teacher.embedding)
         distill, targets = distillation_loss(
-            self.student.prototypes.similarities(student.embedding),
+            self._similarities(self.student, student.embedding),
             teacher_sims,
             student_temperature=c.distill.student_temperature,
             teacher_epsilon=c.distill.teacher_epsilon_at(step),
@@ -249,6 +277,8 @@ class Trainer:
     ) -> tuple[np.ndarray, list[np.ndarray]]:
         """Embeddings (N, out_dim) and cluster logits per level of `nodes` as of `cutoffs`,
         from the teacher's broad view (the EMA model is the one to deploy)."""
+        if len(nodes) == 0:
+            raise ValueError("embed: no nodes given")
         model = self.teacher if teacher else self.student
         view = self.sampler_config.teacher if teacher else self.sampler_config.student
         was_training = model.training
@@ -326,7 +356,7 @@ class Trainer:
                         "data_wait_s": started - waited,
                         "step_s": time.perf_counter() - started,
                     }
-                    if self.step % c.eval_every == 0 or self.step == stop:
+                    if self.step % c.eval_every == 0 or self.step == c.steps:
                         record |= self.validate()
                         if record["val_loss"] < self.best_validation:
                             self.best_validation = record["val_loss"]

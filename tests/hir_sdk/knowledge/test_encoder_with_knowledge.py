@@ -22,7 +22,9 @@ def test_content_vectors_reach_the_encoder(tiny, tiny_kb):
     tokens = batch.num_tokens
     kinds = [graph.node_types[t] for t in graph.node_type_of(batch.node[:tokens])]
     has = f.has_content[:tokens]
-    assert all(has[i] == (kinds[i] != "user") for i in range(tokens))  # users have no text
+    # own text: ads, products, advertisers; users have none, and campaigns (pooled from every
+    # edge, so not as of any cutoff) are left out
+    assert all(has[i] == (kinds[i] in ("ad", "product", "advertiser")) for i in range(tokens))
     norms = np.linalg.norm(f.content[:tokens][has][:, :384], axis=1)
     np.testing.assert_allclose(norms, 1.0, rtol=1e-5)
     config = EncoderConfig(

@@ -190,3 +190,23 @@ def test_non_finite_vector_values_are_rejected(
     with pytest.raises(InputError, match="non-finite") as error:
         build_knowledge(dataset, build_graph(dataset), encoder)
     assert error.value.column == "image" and error.value.rows == ("ad 21",)
+
+
+def test_pooled_rows_are_never_used_before_their_as_of(tiny, encoder):
+    """A pooled vector summarizes structural edges up to `as_of`: at an earlier cutoff it
+    would leak them, so `gather` with cutoffs leaves it out."""
+    dataset, graph = tiny
+    as_of = graph.manifest.time.validation_start
+    kb = build_knowledge(dataset, graph, encoder, as_of=as_of)
+    pooled = np.flatnonzero(kb.source == 2)
+    own = np.flatnonzero(kb.source == 1)[:5]
+    assert len(pooled) > 0  # the tiny world's campaigns have no text of their own
+    nodes = np.concatenate([pooled[:5], own])
+    _, before = kb.gather(nodes, np.full(len(nodes), as_of - 1))
+    _, after = kb.gather(nodes, np.full(len(nodes), as_of))
+    assert not before[:5].any() and before[5:].all()
+    assert after.all()
+    _, unbounded = build_knowledge(dataset, graph, encoder).gather(
+        nodes, np.full(len(nodes), as_of)
+    )
+    assert not unbounded[:5].any() and unbounded[5:].all()

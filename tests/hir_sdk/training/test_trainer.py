@@ -53,6 +53,19 @@ def test_stop_and_resume_equals_an_uninterrupted_run(tiny_world, full_run, tmp_p
     lines = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
     full = [json.loads(x) for x in (full_run / "metrics.jsonl").read_text().splitlines()]
     assert [x["loss"] for x in lines] == [x["loss"] for x in full]
+    assert [x.get("val_loss") for x in lines] == [x.get("val_loss") for x in full]
+    assert _hashes(run / "checkpoints" / "best.pt") == _hashes(full_run / "checkpoints" / "best.pt")
+
+
+def test_resume_refuses_another_config(tiny_world, full_run, tmp_path):
+    import shutil
+    from dataclasses import replace
+
+    run = tmp_path / "copy"
+    shutil.copytree(full_run, run)
+    trainer = Trainer(tiny_world, run, replace(CONFIG, seed=5))
+    with pytest.raises(InputError, match="another config"):
+        trainer.resume()
 
 
 def test_a_different_seed_trains_differently(tiny_world, full_run, tmp_path):
