@@ -41,8 +41,13 @@ docs: setup
 
 test: setup lint pytest docs
 
+# Each script prints its side-by-side ratios; add --record benchmarks/results/FILE.md to keep them.
 bench: setup
 	$(PY) benchmarks/graph_build.py
+	$(PY) benchmarks/sampler_throughput.py
+	$(PY) benchmarks/loader_pipeline.py
+	$(PY) benchmarks/attention.py
+	$(PY) benchmarks/train_quality.py --content
 
 clean:
 	rm -rf site build $(DEMO_OUT) .pytest_cache .ruff_cache
