@@ -61,7 +61,7 @@ from hir_sdk.model.attention_bias import (
     dense_bias,
 )
 from hir_sdk.model.config import EncoderConfig
-from hir_sdk.model.inputs import EncoderInputs
+from hir_sdk.model.inputs import random_inputs
 
 CONFIG = EncoderConfig(
     num_node_types=6, num_edge_types=4, stats_dim=5, content_dim=0, dim=128, heads=4
@@ -87,48 +87,6 @@ def subgraph_sizes(length: int, rng: np.random.Generator) -> list[int]:
     return sizes
 
 
-def packed_inputs(length: int, config: EncoderConfig, seed: int = 0) -> EncoderInputs:
-    """A packed batch of random subgraphs (no padding): random spd blocks (0 on the
-    diagonal), node types, recency, and one random edge per node inside its subgraph."""
-    rng = np.random.default_rng(seed)
-    sizes = np.asarray(subgraph_sizes(length, rng))
-    offsets = np.concatenate([[0], np.cumsum(sizes)])
-    doc = np.repeat(np.arange(len(sizes)), sizes)
-    local = np.arange(length) - offsets[doc]
-    spd_offsets = np.concatenate([[0], np.cumsum(sizes**2)])
-    pair_doc = np.repeat(np.arange(len(sizes)), sizes**2)
-    within = np.arange(spd_offsets[-1]) - spd_offsets[pair_doc]
-    n = sizes[pair_doc]
-    spd = rng.integers(1, config.spd_values, len(pair_doc))
-    spd[within // n == within % n] = 0
-    edge_q = offsets[doc] + (rng.random(length) * sizes[doc]).astype(np.int64)
-    edge_k = offsets[doc] + (rng.random(length) * sizes[doc]).astype(np.int64)
-
-    def t(a: np.ndarray, dtype: torch.dtype = torch.long) -> torch.Tensor:
-        return torch.as_tensor(np.ascontiguousarray(a)).to(dtype)
-
-    return EncoderInputs(
-        node_type=t(rng.integers(0, config.num_node_types, length)),
-        hop=t(rng.integers(0, config.spd_values, length)),
-        rw=t(rng.random((length, config.rw_steps)), torch.float32),
-        stats=t(rng.random((length, config.stats_dim)), torch.float32),
-        content=torch.zeros(length, config.content_dim),
-        has_content=torch.zeros(length, dtype=torch.bool),
-        dhe=t(rng.uniform(-1, 1, (length, config.deep_hash.codes)), torch.float32),
-        recency=t(rng.integers(0, config.age_buckets, length)),
-        doc=t(doc),
-        local=t(local),
-        offsets=t(offsets),
-        spd=t(spd),
-        spd_offsets=t(spd_offsets),
-        edge_q=t(edge_q),
-        edge_k=t(edge_k),
-        edge_type=t(rng.integers(0, config.num_edge_types, length)),
-        edge_weight=t(rng.random(length), torch.float32),
-        edge_age=t(rng.integers(0, config.age_buckets, length)),
-    )
-
-
 class Setup:
     """One size's inputs, layer and bias context on a device."""
 
@@ -137,7 +95,8 @@ class Setup:
         self.length = length
         self.device = device
         self.train = train
-        self.inputs = packed_inputs(length, CONFIG).to(device)
+        sizes = subgraph_sizes(length, np.random.default_rng(0))
+        self.inputs = random_inputs(sizes, CONFIG).to(device)
         self.attn = BiasedAttention(CONFIG.dim, CONFIG.heads).to(device).train(train)
         self.bias = StructuralBias(CONFIG).to(device)
         with torch.no_grad():

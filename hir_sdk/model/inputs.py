@@ -10,11 +10,13 @@ edges (E): q, k token indices, type, weight, age bucket
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
 import numpy as np
 import torch
 
+from hir_sdk.model.config import EncoderConfig
 from hir_sdk.sampling.packing import PackedBatch
 
 
@@ -80,4 +82,53 @@ def inputs_from_packed(batch: PackedBatch) -> EncoderInputs:
         edge_type=_t(batch.edge_type, torch.long),
         edge_weight=_t(batch.edge_weight, torch.float32),
         edge_age=_t(batch.edge_age, torch.long),
+    )
+
+
+def random_inputs(
+    sizes: Sequence[int], config: EncoderConfig, *, seed: int = 0, length: int | None = None
+) -> EncoderInputs:
+    """A packed batch of random subgraphs of `sizes` nodes, for tests and benchmarks.
+
+    Random node features, spd blocks (0 on the diagonal, else 1..far), and one random edge
+    per node inside its subgraph; tokens past `sum(sizes)` (up to `length`) are padding.
+    """
+    rng = np.random.default_rng(seed)
+    sizes = np.asarray(sizes, dtype=np.int64)
+    total = int(sizes.sum())
+    length = total if length is None else length
+    if length < total:
+        raise ValueError(f"length {length} < {total} tokens")
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    doc = np.full(length, -1)
+    doc[:total] = np.repeat(np.arange(len(sizes)), sizes)
+    local = np.zeros(length, dtype=np.int64)
+    local[:total] = np.arange(total) - offsets[doc[:total]]
+    spd_offsets = np.concatenate([[0], np.cumsum(sizes**2)])
+    pair_doc = np.repeat(np.arange(len(sizes)), sizes**2)
+    within = np.arange(spd_offsets[-1]) - spd_offsets[pair_doc]
+    spd = rng.integers(1, config.spd_values, len(pair_doc))
+    spd[within // sizes[pair_doc] == within % sizes[pair_doc]] = 0
+    owner = doc[:total]
+    edge_q = offsets[owner] + (rng.random(total) * sizes[owner]).astype(np.int64)
+    edge_k = offsets[owner] + (rng.random(total) * sizes[owner]).astype(np.int64)
+    return EncoderInputs(
+        node_type=_t(rng.integers(0, config.num_node_types, length), torch.long),
+        hop=_t(rng.integers(0, config.spd_values, length), torch.long),
+        rw=_t(rng.random((length, config.rw_steps)), torch.float32),
+        stats=_t(rng.random((length, config.stats_dim)), torch.float32),
+        content=_t(rng.normal(size=(length, config.content_dim)), torch.float32),
+        has_content=_t(rng.random(length) < 0.5, torch.bool),
+        dhe=_t(rng.uniform(-1, 1, (length, config.deep_hash.codes)), torch.float32),
+        recency=_t(rng.integers(0, config.age_buckets, length), torch.long),
+        doc=_t(doc, torch.long),
+        local=_t(local, torch.long),
+        offsets=_t(offsets, torch.long),
+        spd=_t(spd, torch.long),
+        spd_offsets=_t(spd_offsets, torch.long),
+        edge_q=_t(edge_q, torch.long),
+        edge_k=_t(edge_k, torch.long),
+        edge_type=_t(rng.integers(0, config.num_edge_types, total), torch.long),
+        edge_weight=_t(rng.random(total), torch.float32),
+        edge_age=_t(rng.integers(0, config.age_buckets, total), torch.long),
     )

@@ -3,11 +3,11 @@ forward and backward on a GPU when one is present."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 import torch
 
 from hir_sdk.model import EncoderConfig, EncoderInputs, Impl, choose_impl
+from hir_sdk.model.inputs import random_inputs as make_random_inputs
 from tests.hir_sdk.model.conftest import randomized
 
 pytestmark = pytest.mark.filterwarnings("ignore:flex_attention called without torch.compile")
@@ -16,47 +16,8 @@ pytestmark = pytest.mark.filterwarnings("ignore:flex_attention called without to
 def random_inputs(
     sizes: list[int], config: EncoderConfig, seed: int = 0, length: int = 128
 ) -> EncoderInputs:
-    """A packed batch of random subgraphs with random structure and features."""
-    rng = np.random.default_rng(seed)
-    total = sum(sizes)
-    offsets = np.concatenate([[0], np.cumsum(sizes)])
-    doc = np.full(length, -1)
-    doc[:total] = np.repeat(np.arange(len(sizes)), sizes)
-    local = np.zeros(length, dtype=np.int64)
-    local[:total] = np.arange(total) - np.repeat(offsets[:-1], sizes)
-    spd = np.concatenate([rng.integers(0, config.spd_values, n * n) for n in sizes])
-    spd_offsets = np.concatenate([[0], np.cumsum(np.square(sizes))])
-    eq, ek = [], []
-    for b, n in enumerate(sizes):
-        for _ in range(n):
-            i, j = rng.integers(0, n, 2)
-            eq.append(offsets[b] + i)
-            ek.append(offsets[b] + j)
-    e = len(eq)
-
-    def t(a: np.ndarray, dtype: torch.dtype = torch.long) -> torch.Tensor:
-        return torch.as_tensor(np.asarray(a)).to(dtype)
-
-    return EncoderInputs(
-        node_type=t(rng.integers(0, config.num_node_types, length)),
-        hop=t(rng.integers(0, config.spd_values, length)),
-        rw=t(rng.random((length, config.rw_steps)), torch.float32),
-        stats=t(rng.random((length, config.stats_dim)), torch.float32),
-        content=t(rng.normal(size=(length, config.content_dim)), torch.float32),
-        has_content=t(rng.random(length) < 0.5, torch.bool),
-        dhe=t(rng.uniform(-1, 1, (length, config.deep_hash.codes)), torch.float32),
-        recency=t(rng.integers(0, config.age_buckets, length)),
-        doc=t(doc),
-        local=t(local),
-        offsets=t(offsets),
-        spd=t(spd),
-        spd_offsets=t(spd_offsets),
-        edge_q=t(eq),
-        edge_k=t(ek),
-        edge_type=t(rng.integers(0, config.num_edge_types, e)),
-        edge_weight=t(rng.random(e), torch.float32),
-        edge_age=t(rng.integers(0, config.age_buckets, e)),
-    )
+    """Random packed subgraphs, padded to `length` so padding tokens are exercised too."""
+    return make_random_inputs(sizes, config, seed=seed, length=length)
 
 
 CONFIG = EncoderConfig(
