@@ -35,8 +35,8 @@ class BiasContext:
     offsets: torch.Tensor  # (B+1,) token offsets
     spd: torch.Tensor  # (S,) flat per-subgraph blocks
     spd_offsets: torch.Tensor  # (B+1,)
-    edge_code: torch.Tensor  # (S,) edge index joining the pair, -1 none
-    edge_bias: torch.Tensor  # (E, H)
+    edge_code: torch.Tensor  # (S,) edge index joining the pair, E (the zero row) for none
+    edge_bias: torch.Tensor  # (E + 1, H); the last row is zeros, for pairs without an edge
     spd_table: torch.Tensor  # (spd values, H)
     pair_table: torch.Tensor  # (n_types^2, H)
     time_table: torch.Tensor  # (age buckets, H)
@@ -73,7 +73,7 @@ class StructuralBias(nn.Module):
             spd=x.spd,
             spd_offsets=x.spd_offsets,
             edge_code=torch.full_like(x.spd, -1),
-            edge_bias=self.edges(x.edge_type, x.edge_weight, x.edge_age),
+            edge_bias=_with_zero_row(self.edges(x.edge_type, x.edge_weight, x.edge_age)),
             spd_table=self.spd.weight,
             pair_table=self.pair.weight,
             time_table=self.time.weight,
@@ -86,7 +86,8 @@ class StructuralBias(nn.Module):
         index = torch.cat([ctx.pair_index(x.edge_k, x.edge_q), ctx.pair_index(x.edge_q, x.edge_k)])
         ranked = torch.cat([codes, codes + edges])
         best = torch.full_like(x.spd, -1).scatter_reduce(0, index, ranked, "amax")
-        ctx.edge_code.copy_(torch.where(best >= edges, best - edges, best))
+        code = torch.where(best >= edges, best - edges, best)
+        ctx.edge_code.copy_(torch.where(code >= 0, code, edges))
         return ctx
 
 
@@ -98,9 +99,12 @@ def _value(ctx: BiasContext, q: torch.Tensor, k: torch.Tensor, h: torch.Tensor) 
         + ctx.pair_table[ctx.node_type[q] * ctx.num_types + ctx.node_type[k], h]
         + ctx.time_table[ctx.recency[k], h]
     )
-    code = ctx.edge_code[idx]
-    edge = ctx.edge_bias[code.clamp(min=0), h]
-    return bias + torch.where(code >= 0, edge, torch.zeros_like(edge))
+    return bias + ctx.edge_bias[ctx.edge_code[idx], h]
+
+
+def _with_zero_row(edge_bias: torch.Tensor) -> torch.Tensor:
+    """(E, H) -> (E + 1, H): a batch without any edge still has a row to index."""
+    return torch.cat([edge_bias, edge_bias.new_zeros(1, edge_bias.shape[1])])
 
 
 def padded_tokens(ctx: BiasContext) -> tuple[torch.Tensor, torch.Tensor]:

@@ -2,9 +2,14 @@
 
     h0 = LayerNorm( E_type[t] + MLP_dhe(dhe code)            # id, no per-id table
                     + W_c content  (or u_t if the node has no content)
+                    + W_n neighbour_content
                     + W_s stats + W_rw rw + E_hop[hop] )
 
-`u_t` is a learned per-type "unknown content" vector. The deep hash embedding (DHE) maps
+`u_t` is a learned per-type "unknown content" vector. `neighbour_content` is the
+normalized mean content of the token's direct-edge neighbours inside its subgraph (one
+parameter-free propagation step): a user, who has no text of their own, is described by
+the ads and products they engaged with, and only through edges visible at the view's
+cutoff, so it leaks nothing. The deep hash embedding (DHE) maps
 the node's dense hash code through a small shared MLP, so its parameter count does not
 depend on how many ids exist, and ids never seen in training still get an embedding.
 """
@@ -37,6 +42,7 @@ class NodeEncoder(nn.Module):
         self.node_type = nn.Embedding(c.num_node_types, c.dim)
         self.dhe = DeepHashEmbedding(c.deep_hash.codes, c.deep_hash.hidden, c.dim)
         self.content = nn.Linear(c.content_dim, c.dim) if c.content_dim else None
+        self.neighbour_content = nn.Linear(c.content_dim, c.dim) if c.content_dim else None
         self.unknown = nn.Parameter(torch.zeros(c.num_node_types, c.dim))
         self.stats = nn.Linear(c.stats_dim, c.dim) if c.stats_dim else None
         self.rw = nn.Linear(c.rw_steps, c.dim)
@@ -47,10 +53,21 @@ class NodeEncoder(nn.Module):
     def forward(self, x: EncoderInputs) -> torch.Tensor:  # -> (L, dim)
         h = self.node_type(x.node_type) + self.dhe(x.dhe) + self.rw(x.rw) + self.hop(x.hop)
         unknown = self.unknown[x.node_type]
-        if self.content is not None:
+        if self.content is not None and self.neighbour_content is not None:
             h = h + torch.where(x.has_content[:, None], self.content(x.content), unknown)
+            h = h + self.neighbour_content(neighbour_content(x))
         else:
             h = h + unknown
         if self.stats is not None:
             h = h + self.stats(x.stats)
         return self.norm(h)
+
+
+def neighbour_content(x: EncoderInputs) -> torch.Tensor:  # -> (L, content_dim)
+    """Unit-norm mean content of each token's direct-edge neighbours (both directions,
+    counted once per edge) that have content; zeros where there are none."""
+    content = x.content * x.has_content[:, None]
+    total = torch.zeros_like(content)
+    total = total.index_add(0, x.edge_q, content[x.edge_k])
+    total = total.index_add(0, x.edge_k, content[x.edge_q])
+    return torch.nn.functional.normalize(total, dim=-1)

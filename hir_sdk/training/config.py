@@ -59,10 +59,15 @@ class DistillConfig:
     teacher_warmup_steps: int = 0  # ... to teacher_epsilon over these steps
     sinkhorn_iterations: int = 3
     weight: float = 1.0
+    queue: int = 2048  # recent teacher embeddings the targets are balanced over, per type
+    cross_weight: float = 1.0  # each end of an engagement edge predicts the other's clusters
+    mask_anchor_id: bool = True  # the student does not see its anchor's id hash
 
     def __post_init__(self) -> None:
         if min(self.student_temperature, self.teacher_epsilon, self.teacher_epsilon_start) <= 0:
             raise ValueError("DistillConfig: temperatures must be > 0")
+        if self.queue < 0 or self.cross_weight < 0:
+            raise ValueError("DistillConfig: queue and cross_weight must be >= 0")
         if self.teacher_warmup_steps < 0:
             raise ValueError("DistillConfig: teacher_warmup_steps must be >= 0")
 

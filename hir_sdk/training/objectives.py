@@ -25,28 +25,23 @@ from torch.nn import functional as F  # noqa: N812
 from hir_sdk.errors import InputError
 from hir_sdk.graph.owners import NO_OWNER
 from hir_sdk.graph.temporal_graph import TemporalGraph
-from hir_sdk.training.sinkhorn import sinkhorn_knopp
 
 _SPAN = np.int64(1) << np.int64(40)  # seconds; type * _SPAN + time orders by type, then time
 
 
 def distillation_loss(
     student_sims: list[torch.Tensor],
-    teacher_sims: list[torch.Tensor],
+    targets: list[torch.Tensor],
     *,
     student_temperature: float,
-    teacher_epsilon: float,
-    iterations: int,
-) -> tuple[torch.Tensor, list[torch.Tensor]]:
-    """Mean over levels of the cross-entropy from balanced teacher targets; also returns
-    the targets (for diagnostics)."""
-    losses, targets = [], []
-    for s, t in zip(student_sims, teacher_sims, strict=True):
-        q = sinkhorn_knopp(t.detach(), epsilon=teacher_epsilon, iterations=iterations)
+) -> torch.Tensor:
+    """Mean over levels of the cross-entropy from balanced targets `q_l` (B, K_l) to the
+    student's cluster distribution."""
+    losses = []
+    for s, q in zip(student_sims, targets, strict=True):
         log_p = F.log_softmax(s / student_temperature, dim=1)
         losses.append(-(q * log_p).sum(dim=1).mean())
-        targets.append(q)
-    return torch.stack(losses).mean(), targets
+    return torch.stack(losses).mean()
 
 
 class EngagementScorer(nn.Module):

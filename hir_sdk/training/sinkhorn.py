@@ -20,7 +20,7 @@ def sinkhorn_knopp(
         raise ValueError(f"sinkhorn_knopp expects (B, K) scores, got {tuple(scores.shape)}")
     if not epsilon > 0 or iterations < 1:
         raise ValueError("sinkhorn_knopp needs epsilon > 0 and iterations >= 1")
-    logits = scores.double() / epsilon
+    logits = scores.float() / epsilon
     q = torch.exp(logits - logits.max())  # (B, K), stable
     batch, clusters = q.shape
     q /= q.sum()

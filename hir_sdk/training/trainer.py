@@ -14,6 +14,7 @@ resumed from any checkpoint continues exactly as the uninterrupted run would.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import math
 import time
@@ -29,8 +30,7 @@ from hir_sdk.errors import InputError
 from hir_sdk.graph import build_graph
 from hir_sdk.graph.owners import owner_of_nodes
 from hir_sdk.io.atomic import atomic_write_text
-from hir_sdk.model import EncoderConfig, HierarchicalEncoder, Impl, choose_impl
-from hir_sdk.model.config import PrototypeConfig
+from hir_sdk.model import HierarchicalEncoder, Impl, choose_impl
 from hir_sdk.model.inputs import EncoderInputs, inputs_from_packed
 from hir_sdk.sampling import SamplerConfig
 from hir_sdk.sampling.loader import (
@@ -40,13 +40,15 @@ from hir_sdk.sampling.loader import (
     anchors_from_events,
     make_loader,
 )
-from hir_sdk.sampling.node_features import NodeFeaturizer
 from hir_sdk.sampling.packing import PackedBatch
 from hir_sdk.schema import load_dataset
 from hir_sdk.training.checkpoint import load_checkpoint, save_checkpoint
+from hir_sdk.training.cluster_queue import ClusterQueue
 from hir_sdk.training.config import TrainConfig
 from hir_sdk.training.diagnostics import cluster_usage
 from hir_sdk.training.distributed import average_gradients, world
+from hir_sdk.training.embed_nodes import embed_nodes
+from hir_sdk.training.encoder_setup import encoder_config, make_featurizer
 from hir_sdk.training.objectives import (
     EngagementSampler,
     EngagementScorer,
@@ -84,14 +86,7 @@ class Trainer:
         dataset = load_dataset(data)
         self.graph = graph = build_graph(dataset)
         self.owners = owner_of_nodes(graph)
-        knowledge = None
-        if c.use_content:
-            from hir_sdk.knowledge import ContentEncoder, build_knowledge
-
-            knowledge = build_knowledge(
-                dataset, graph, ContentEncoder(), as_of=graph.manifest.time.validation_start
-            )
-        self.featurizer = NodeFeaturizer(graph, knowledge)
+        self.featurizer = make_featurizer(dataset, graph, c)
         self.sampler_config = sampler or SamplerConfig(seed=c.seed)
         self.builder = BatchBuilder(graph, self.sampler_config, featurizer=self.featurizer)
         self.rank, self.world_size = world()
@@ -116,17 +111,7 @@ class Trainer:
         self.engage_train = EngagementSampler(graph, self.owners, "train", c.engagement.roles)
         self.engage_val = EngagementSampler(graph, self.owners, "validation", c.engagement.roles)
         torch.manual_seed(c.seed)
-        self.model_config = EncoderConfig(
-            num_node_types=len(graph.node_types),
-            num_edge_types=len(graph.edge_types),
-            stats_dim=self.featurizer.stats_dim,
-            content_dim=self.featurizer.content_dim,
-            dim=c.model.dim,
-            heads=c.model.heads,
-            layers=c.model.layers,
-            out_dim=c.model.out_dim,
-            prototypes=PrototypeConfig(sizes=c.model.prototypes),
-        )
+        self.model_config = encoder_config(graph, self.featurizer, c)
         self.student = HierarchicalEncoder(self.model_config)
         self.teacher = copy.deepcopy(self.student).requires_grad_(False).eval()
         self.scorer = EngagementScorer(len(graph.edge_types), c.model.out_dim)
@@ -134,6 +119,7 @@ class Trainer:
         self.device = torch.device("cuda" if wants_cuda else "cpu")
         for module in (self.student, self.teacher, self.scorer):
             module.to(self.device)
+        self.queue = ClusterQueue(c.distill.queue, c.model.out_dim, self.device)
         self.impl = choose_impl(Impl.AUTO, self.device, grad=True)
         params = [*self.student.parameters(), *self.scorer.parameters()]
         self.optimizer = torch.optim.AdamW(params, lr=c.optim.lr, weight_decay=c.optim.weight_decay)
@@ -157,6 +143,7 @@ class Trainer:
             "scorer": self.scorer.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict(),
+            "queue": self.queue.state_dict(),
             "torch_rng": torch.get_rng_state(),
             "cuda_rng": torch.cuda.get_rng_state_all() if self.device.type == "cuda" else [],
             "best_validation": self.best_validation,
@@ -184,6 +171,7 @@ class Trainer:
         self.scorer.load_state_dict(state["scorer"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
+        self.queue.load_state_dict(state["queue"])
         torch.set_rng_state(state["torch_rng"])
         if self.device.type == "cuda" and state.get("cuda_rng"):
             torch.cuda.set_rng_state_all(state["cuda_rng"])
@@ -211,41 +199,82 @@ class Trainer:
         """bf16 autocast for the forward passes on a GPU; full precision on CPU."""
         return torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.device.type == "cuda")
 
+    def _targets(self, z: torch.Tensor, types: torch.Tensor, step: int) -> list[torch.Tensor]:
+        """Balanced cluster targets of teacher embeddings `z` (over the queue, per type)."""
+        d = self.config.distill
+        return self.queue.targets(
+            lambda rows: self._similarities(self.teacher, rows),
+            z,
+            types,
+            epsilon=d.teacher_epsilon_at(step),
+            iterations=d.sinkhorn_iterations,
+        )
+
     def _engagement(
         self, model: HierarchicalEncoder, sampler: EngagementSampler, seed: int, step: int
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        c = self.config.engagement
-        s = sampler.sample(c.pairs, seed, step)
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Engagement loss, its positive and negative logits, and the cross-distillation
+        loss: each end of a positive edge predicts the teacher's clusters of the other."""
+        c = self.config
+        s = sampler.sample(c.engagement.pairs, seed, step)
         mine = slice(self.rank, None, self.world_size)  # this rank's share of the pairs
         parts = [a[mine] for a in (s.src, s.dst, s.random_neg, s.hard_neg)]
         count = len(parts[0])
         packed = self.builder.build_view(
             np.concatenate(parts), np.tile(s.ts[mine], 4), self.sampler_config.student
         )
-        z = model(self._inputs(packed), self.impl).embedding
+        inputs = self._inputs(packed)
+        z = model(inputs, self.impl).embedding
         etype = torch.from_numpy(s.etype[mine]).to(self.device)
-        return engagement_loss(self.scorer, z.float(), etype, count)
+        loss, pos, neg = engagement_loss(self.scorer, z.float(), etype, count)
+        cross = torch.zeros((), device=self.device)
+        if c.distill.cross_weight > 0:
+            with torch.no_grad():
+                zt = self.teacher(inputs, self.impl).embedding[: 2 * count]
+            types = inputs.node_type[inputs.offsets[: 2 * count]]
+            q_src, q_dst = zip(
+                *(q.split(count) for q in self._targets(zt, types, step)), strict=True
+            )
+            sims_src, sims_dst = zip(
+                *(x.split(count) for x in self._similarities(model, z[: 2 * count])), strict=True
+            )
+            tau = c.distill.student_temperature
+            cross = (
+                distillation_loss(list(sims_src), list(q_dst), student_temperature=tau)
+                + distillation_loss(list(sims_dst), list(q_src), student_temperature=tau)
+            ) / 2
+        return loss, pos, neg, cross
 
     def _losses(
-        self, batch, seed: int, step: int, sampler: EngagementSampler
+        self, batch, seed: int, step: int, sampler: EngagementSampler, *, learn: bool = True
     ) -> tuple[torch.Tensor, dict[str, float]]:
         c = self.config
-        student = self.student(self._inputs(batch.student), self.impl)
+        student_inputs = self._inputs(batch.student)
+        if c.distill.mask_anchor_id:
+            student_inputs = _without_anchor_id(student_inputs)
+        student = self.student(student_inputs, self.impl)
+        teacher_inputs = self._inputs(batch.teacher)
+        types = teacher_inputs.node_type[teacher_inputs.offsets[:-1]]
         with torch.no_grad():
-            teacher = self.teacher(self._inputs(batch.teacher), self.impl)
-            teacher_sims = self._similarities(self.teacher, teacher.embedding)
-        distill, targets = distillation_loss(
+            teacher = self.teacher(teacher_inputs, self.impl)
+        targets = self._targets(teacher.embedding, types, step)
+        distill = distillation_loss(
             self._similarities(self.student, student.embedding),
-            teacher_sims,
+            targets,
             student_temperature=c.distill.student_temperature,
-            teacher_epsilon=c.distill.teacher_epsilon_at(step),
-            iterations=c.distill.sinkhorn_iterations,
         )
-        engage, pos, neg = self._engagement(self.student, sampler, seed, step)
-        loss = c.distill.weight * distill + c.engagement.weight * engage
+        engage, pos, neg, cross = self._engagement(self.student, sampler, seed, step)
+        loss = (
+            c.distill.weight * distill
+            + c.engagement.weight * engage
+            + c.distill.cross_weight * cross
+        )
+        if learn:
+            self.queue.push(teacher.embedding, types)
         metrics = {
             "loss": loss.item(),
             "distill": distill.item(),
+            "cross": cross.item(),
             "engagement": engage.item(),
             "engagement_acc": float(((pos > 0).float().mean() + (neg < 0).float().mean()) / 2),
         }
@@ -261,7 +290,9 @@ class Trainer:
         self.student.eval()
         batch = self.builder.build(self.val_anchors, self.val_cutoffs)
         with self._autocast():
-            loss, metrics = self._losses(batch, self.config.seed + 1, 0, self.engage_val)
+            loss, metrics = self._losses(
+                batch, self.config.seed + 1, 0, self.engage_val, learn=False
+            )
         self.student.train()
         return {f"val_{k}": v for k, v in metrics.items()}
 
@@ -271,29 +302,16 @@ class Trainer:
             for t, s in zip(self.teacher.parameters(), self.student.parameters(), strict=True):
                 t.mul_(m).add_(s.detach(), alpha=1 - m)
 
-    @torch.no_grad()
     def embed(
         self, nodes: np.ndarray, cutoffs: np.ndarray, *, batch_size: int = 256, teacher: bool = True
     ) -> tuple[np.ndarray, list[np.ndarray]]:
         """Embeddings (N, out_dim) and cluster logits per level of `nodes` as of `cutoffs`,
         from the teacher's broad view (the EMA model is the one to deploy)."""
-        if len(nodes) == 0:
-            raise ValueError("embed: no nodes given")
         model = self.teacher if teacher else self.student
         view = self.sampler_config.teacher if teacher else self.sampler_config.student
-        was_training = model.training
-        model.eval()
-        z, logits = [], []
-        for lo in range(0, len(nodes), batch_size):
-            packed = self.builder.build_view(
-                nodes[lo : lo + batch_size], cutoffs[lo : lo + batch_size], view
-            )
-            out = model(self._inputs(packed), self.impl)
-            z.append(out.embedding.float().cpu().numpy())
-            logits.append([lg.float().cpu().numpy() for lg in out.logits])
-        model.train(was_training)
-        levels = [np.concatenate([b[i] for b in logits]) for i in range(len(logits[0]))]
-        return np.concatenate(z), levels
+        return embed_nodes(
+            model, self.builder, view, nodes, cutoffs, impl=self.impl, batch_size=batch_size
+        )
 
     # ---- the loop ----------------------------------------------------------------------
     def _write_run_files(self) -> None:
@@ -375,3 +393,11 @@ class Trainer:
                 log.close()
             bar.close()
         return TrainResult(steps=self.step, best_validation=self.best_validation, run=self.run)
+
+
+def _without_anchor_id(x: EncoderInputs) -> EncoderInputs:
+    """The same inputs with each subgraph's anchor id hash zeroed: the student has to say
+    what the anchor is from its content, statistics and neighbourhood."""
+    dhe = x.dhe.clone()
+    dhe[x.offsets[:-1]] = 0
+    return dataclasses.replace(x, dhe=dhe)

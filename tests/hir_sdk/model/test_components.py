@@ -8,7 +8,8 @@ import torch
 from hir_sdk.graph import build_graph_from_dir
 from hir_sdk.model import EncoderConfig, HierarchicalEncoder, PrototypeConfig
 from hir_sdk.model.heads import PrototypeHeads
-from hir_sdk.model.node_encoder import DeepHashEmbedding
+from hir_sdk.model.inputs import random_inputs
+from hir_sdk.model.node_encoder import DeepHashEmbedding, neighbour_content
 from hir_sdk.sampling.node_features import NodeFeaturizer, stable_node_hashes
 
 
@@ -86,3 +87,19 @@ def test_fine_prototypes_are_tied_to_their_parents():
     logits = heads(z)
     assert [tuple(lg.shape) for lg in logits] == [(5, 4), (5, 16), (5, 64)]
     assert logits[0].abs().max().item() <= 1 / 0.5 + 1e-5
+
+
+def test_neighbour_content_is_the_normalized_mean_over_direct_edges():
+    config = EncoderConfig(num_node_types=3, num_edge_types=2, stats_dim=4, content_dim=6)
+    x = random_inputs([5, 7, 4], config, seed=3)
+    got = neighbour_content(x).numpy()
+    content = (x.content * x.has_content[:, None]).numpy().astype(np.float64)
+    want = np.zeros_like(content)
+    for q, k in zip(x.edge_q.tolist(), x.edge_k.tolist(), strict=True):
+        want[q] += content[k]
+        want[k] += content[q]
+    norm = np.linalg.norm(want, axis=1, keepdims=True)
+    want = np.divide(want, norm, out=np.zeros_like(want), where=norm > 1e-12)
+    np.testing.assert_allclose(got, want, atol=1e-6)
+    lonely = ~np.isin(np.arange(x.length), np.r_[x.edge_q.numpy(), x.edge_k.numpy()])
+    assert (got[lonely] == 0).all()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hir_sdk.model import EncoderConfig, EncoderInputs, Impl, choose_impl
+from hir_sdk.model import EncoderConfig, EncoderInputs, Impl, attention, choose_impl
 from hir_sdk.model.inputs import random_inputs as make_random_inputs
 from tests.hir_sdk.model.conftest import randomized
 
@@ -68,7 +68,8 @@ def test_bias_changes_the_output():
     assert (before - after).abs().max() > 1e-3
 
 
-def test_auto_choice_and_no_silent_fallback(caplog):
+def test_auto_choice_and_no_silent_fallback(caplog, monkeypatch):
+    monkeypatch.setattr(attention, "_logged", set())  # each choice is logged once a process
     cpu = torch.device("cpu")
     with caplog.at_level("INFO", logger="hir_sdk.model"):
         assert choose_impl(Impl.AUTO, cpu, grad=True) is Impl.DENSE

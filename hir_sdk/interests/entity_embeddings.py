@@ -1,0 +1,171 @@
+"""Every entity's embedding, interest clusters and Bag-of-Meaning tokens as of one time.
+
+```
+OUT/
+  embeddings.parquet   node_type | node_id | as_of | embedding (D floats) | cluster_l0 .. |
+                       bom (M token ids m * K + k)
+  prototypes.npz       level_0 (K_0, D), level_1 (K_1, D), ...   unit-norm interest prototypes
+  quantizer/           the additive quantizer the tokens come from (hir_sdk.bom)
+  meta.json            SDK version, run, checkpoint step, data fingerprint, as_of, counts,
+                       quantizer sizes and its relative reconstruction error
+```
+`embed_entities` returns the same as an `EntityEmbeddings` (a polars table, `to_arrow()`
+for pyarrow); `write_embeddings` / `read_embeddings` store and load it, atomically.
+The quantizer is fitted on the embeddings it encodes, all of which are as of `as_of`, so
+the tokens are as leak-free as the embeddings.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from hir_sdk import __version__
+from hir_sdk.bom import AdditiveQuantizer
+from hir_sdk.errors import InputError
+from hir_sdk.io.atomic import atomic_output_dir
+from hir_sdk.schema.manifest import iso_time
+from hir_sdk.training.embedder import Embedder
+
+TABLE_FILE = "embeddings.parquet"
+PROTOTYPES_FILE = "prototypes.npz"
+QUANTIZER_DIR = "quantizer"
+META_FILE = "meta.json"
+
+
+@dataclass(frozen=True)
+class EntityEmbeddings:
+    """One snapshot of entity representations (see the module docstring)."""
+
+    table: pl.DataFrame
+    prototypes: list[np.ndarray]
+    quantizer: AdditiveQuantizer
+    meta: dict[str, Any]
+
+    @property
+    def as_of(self) -> int:
+        return int(self.meta["as_of"])
+
+    @property
+    def levels(self) -> int:
+        return len(self.prototypes)
+
+    def embeddings(self) -> np.ndarray:
+        """(N, D) float32 embeddings in table order."""
+        return self.table["embedding"].to_numpy().astype(np.float32, copy=False)
+
+    def clusters(self, level: int) -> np.ndarray:
+        """(N,) cluster of each row at `level` (0 = coarsest)."""
+        return self.table[f"cluster_l{level}"].to_numpy()
+
+    def tokens(self) -> np.ndarray:
+        """(N, M) BoM token ids in table order."""
+        return self.table["bom"].to_numpy().astype(np.int64, copy=False)
+
+    def of_type(self, node_type: str) -> np.ndarray:
+        """Row numbers of the entities of one node type."""
+        return np.flatnonzero((self.table["node_type"] == node_type).to_numpy())
+
+    def to_arrow(self) -> pa.Table:
+        return self.table.to_arrow()
+
+
+def _codebook_size(rows: int, wanted: int) -> int:
+    """`wanted` codewords, fewer (a power of two, at least 2) on a small snapshot: k-means
+    needs several rows per codeword."""
+    size = wanted
+    while size > 2 and size * 4 > rows:
+        size //= 2
+    return size
+
+
+def embed_entities(
+    run: str | Path,
+    data: str | Path,
+    as_of: str | int,
+    *,
+    node_types: list[str] | None = None,
+    checkpoint: str = "best",
+    codebooks: int = 8,
+    codewords: int = 256,
+    seed: int = 0,
+) -> EntityEmbeddings:
+    """Embed every entity of `node_types` (default: all) that exists at `as_of` with a
+    trained run, cluster it at each prototype level and give it BoM tokens."""
+    embedder = Embedder(run, data, as_of, checkpoint=checkpoint)
+    graph = embedder.graph
+    nodes = embedder.entities(node_types)
+    if len(nodes) == 0:
+        raise InputError(
+            f"no {node_types or 'entities'} exist before as_of {iso_time(embedder.as_of)}"
+        )
+    z, logits = embedder.embed(nodes)
+    size = _codebook_size(len(z), codewords)
+    if len(z) < 2 * size:
+        raise InputError(f"only {len(z)} entities: too few to fit BoM codebooks")
+    quantizer = AdditiveQuantizer(codebooks, size).fit(z, seed=seed)
+    tokens = quantizer.tokens(quantizer.encode(z))
+    types = np.asarray(graph.node_types)[graph.node_type_of(nodes)]
+    columns: dict[str, Any] = {
+        "node_type": pl.Series(types.tolist(), dtype=pl.Categorical),
+        "node_id": graph.node_ids_of(nodes),
+        "as_of": pl.Series(np.full(len(nodes), embedder.as_of, dtype=np.int64)),
+        "embedding": pl.Series(z, dtype=pl.Array(pl.Float32, z.shape[1])),
+    }
+    for level, lg in enumerate(logits):
+        columns[f"cluster_l{level}"] = lg.argmax(axis=1).astype(np.int32)
+    columns["bom"] = pl.Series(tokens.astype(np.int32), dtype=pl.Array(pl.Int32, codebooks))
+    table = pl.DataFrame(columns)
+    counts = table.group_by("node_type").len().sort("node_type")
+    meta = {
+        "sdk_version": __version__,
+        "run": str(Path(run).resolve()),
+        "checkpoint": checkpoint,
+        "step": embedder.step,
+        "trained_on": embedder.trained_on,
+        "data_fingerprint": graph.fingerprint,
+        "as_of": embedder.as_of,
+        "as_of_iso": iso_time(embedder.as_of),
+        "rows": len(table),
+        "counts": dict(zip(counts["node_type"].cast(pl.String), counts["len"], strict=True)),
+        "dim": int(z.shape[1]),
+        "prototype_sizes": [int(p.shape[0]) for p in embedder.prototypes],
+        "bom": {
+            "codebooks": codebooks,
+            "codewords": size,
+            "relative_error": quantizer.relative_error(z),
+        },
+    }
+    return EntityEmbeddings(table, embedder.prototypes, quantizer, meta)
+
+
+def write_embeddings(result: EntityEmbeddings, out: str | Path, *, overwrite: bool = False) -> Path:
+    """Write a snapshot to the folder `out` (all files appear together or none)."""
+    with atomic_output_dir(out, overwrite=overwrite) as tmp:
+        result.table.write_parquet(tmp / TABLE_FILE)
+        np.savez(
+            tmp / PROTOTYPES_FILE, **{f"level_{i}": p for i, p in enumerate(result.prototypes)}
+        )
+        result.quantizer.save(tmp / QUANTIZER_DIR)
+        (tmp / META_FILE).write_text(json.dumps(result.meta, indent=2) + "\n", encoding="utf-8")
+    return Path(out)
+
+
+def read_embeddings(path: str | Path) -> EntityEmbeddings:
+    """Load a snapshot written by `write_embeddings` (or `hir embed`)."""
+    path = Path(path)
+    if not (path / META_FILE).is_file() or not (path / TABLE_FILE).is_file():
+        raise InputError(
+            f"not an embeddings folder (needs {TABLE_FILE} and {META_FILE})", file=path
+        )
+    meta = json.loads((path / META_FILE).read_text(encoding="utf-8"))
+    with np.load(path / PROTOTYPES_FILE, allow_pickle=False) as arrays:
+        prototypes = [arrays[f"level_{i}"] for i in range(len(arrays.files))]
+    quantizer = AdditiveQuantizer.load(path / QUANTIZER_DIR)
+    return EntityEmbeddings(pl.read_parquet(path / TABLE_FILE), prototypes, quantizer, meta)

@@ -1,0 +1,122 @@
+"""A trained run, loaded to embed a dataset's entities as of a time.
+
+```python
+embedder = Embedder("runs/hir", "data/world", as_of="test_start")
+z, logits = embedder.embed(nodes)          # (N, out_dim), [(N, K_l) per level]
+nodes = embedder.entities(["ad", "user"])  # every ad and user that exists at as_of
+```
+The model is the run's teacher (the EMA weights, the ones training selected), from
+`checkpoints/best.pt` by default. Every view is cut at `as_of` and world knowledge is
+pooled from structural edges before it, so adding edges after `as_of` to the data never
+changes an embedding (tested). The dataset may be another one than the run was trained
+on (new entities, later days), as long as it declares the same node and edge types.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from hir_sdk.errors import InputError
+from hir_sdk.graph import build_graph
+from hir_sdk.model import HierarchicalEncoder, Impl, choose_impl
+from hir_sdk.sampling import SamplerConfig
+from hir_sdk.sampling.loader import BatchBuilder
+from hir_sdk.schema import load_dataset
+from hir_sdk.training.checkpoint import load_checkpoint
+from hir_sdk.training.config import load_config
+from hir_sdk.training.embed_nodes import embed_nodes
+from hir_sdk.training.encoder_setup import encoder_config, make_featurizer
+
+SPLIT_NAMES = ("start", "validation_start", "test_start", "end")
+
+
+def parse_as_of(value: str | int, splits: object) -> int:
+    """Seconds since the epoch from integer seconds, an ISO date or time (UTC unless it
+    says otherwise), or the name of a split boundary of the manifest (`test_start`)."""
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    text = str(value).strip()
+    if text in SPLIT_NAMES:
+        return int(getattr(splits, text))
+    if text.lstrip("-").isdigit():
+        return int(text)
+    try:
+        moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise InputError(
+            f"--as-of {text!r} is not a time: give ISO-8601 (2026-03-01 or "
+            f"2026-03-01T12:00:00Z), integer seconds, or one of {list(SPLIT_NAMES)}"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.timezone.utc)
+    return int(moment.timestamp())
+
+
+class Embedder:
+    def __init__(
+        self,
+        run: str | Path,
+        data: str | Path,
+        as_of: str | int,
+        *,
+        checkpoint: str = "best",
+        batch_size: int = 256,
+    ) -> None:
+        self.run = Path(run)
+        if not (self.run / "config.toml").is_file():
+            raise InputError("not a training run (no config.toml)", file=self.run)
+        self.config = config = load_config(self.run / "config.toml")
+        dataset = load_dataset(data)
+        self.graph = graph = build_graph(dataset)
+        self.as_of = parse_as_of(as_of, graph.manifest.time)
+        path = self.run / "checkpoints" / f"{checkpoint}.pt"
+        state = load_checkpoint(path)
+        self.step = int(state["step"])
+        self.trained_on = str(state["fingerprint"])
+        featurizer = make_featurizer(dataset, graph, config, knowledge_as_of=self.as_of)
+        self.sampler_config = SamplerConfig(seed=config.seed)
+        self.builder = BatchBuilder(graph, self.sampler_config, featurizer=featurizer)
+        self.model = HierarchicalEncoder(encoder_config(graph, featurizer, config)).eval()
+        try:
+            self.model.load_state_dict(state["teacher"])
+        except RuntimeError:
+            raise InputError(
+                "this dataset does not fit the run: its node types, edge types or feature "
+                f"columns differ from the data the run was trained on ({self.trained_on})",
+                file=path,
+            ) from None
+        self.impl = choose_impl(Impl.AUTO, torch.device("cpu"), grad=True)  # as in training
+        self.batch_size = batch_size
+
+    @property
+    def prototypes(self) -> list[np.ndarray]:
+        """Unit-norm interest prototypes per level, coarse to fine: (K_l, out_dim)."""
+        return [p.detach().numpy() for p in self.model.prototypes.prototypes()]
+
+    def entities(self, node_types: list[str] | None = None) -> np.ndarray:
+        """Global indices of the nodes of `node_types` (default: all) created before as_of."""
+        g = self.graph
+        types = list(g.node_types) if node_types is None else node_types
+        nodes = [
+            np.arange(g.type_offsets[c], g.type_offsets[c + 1])
+            for c in (g.type_code(t) for t in types)
+        ]
+        nodes = np.concatenate(nodes) if nodes else np.zeros(0, dtype=np.int64)
+        return nodes[g.created_ts[nodes] < self.as_of]
+
+    def embed(self, nodes: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Embeddings (N, out_dim) and cluster logits per level of `nodes`, as of as_of."""
+        nodes = np.asarray(nodes, dtype=np.int64)
+        return embed_nodes(
+            self.model,
+            self.builder,
+            self.sampler_config.teacher,
+            nodes,
+            np.full(len(nodes), self.as_of, dtype=np.int64),
+            impl=self.impl,
+            batch_size=self.batch_size,
+        )

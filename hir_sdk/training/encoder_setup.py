@@ -1,0 +1,51 @@
+"""What a trainer and an embedder build the same way from a dataset and a config: the node
+featurizer (with world knowledge when the config asks for it) and the encoder's sizes.
+
+Both sides must agree bit for bit, or a trained checkpoint would not load into the model
+that embeds with it; keeping the two recipes here is what guarantees that.
+"""
+
+from __future__ import annotations
+
+from hir_sdk.graph.temporal_graph import TemporalGraph
+from hir_sdk.model import EncoderConfig
+from hir_sdk.model.config import PrototypeConfig
+from hir_sdk.sampling.node_features import NodeFeaturizer
+from hir_sdk.schema.dataset import Dataset
+from hir_sdk.training.config import TrainConfig
+
+
+def make_featurizer(
+    dataset: Dataset,
+    graph: TemporalGraph,
+    config: TrainConfig,
+    *,
+    knowledge_as_of: int | None = None,
+) -> NodeFeaturizer:
+    """Node features; with `use_content`, world knowledge pooled from structural edges
+    before `knowledge_as_of` (default: the validation start). Pooled rows are only used at
+    cutoffs from then on, see `KnowledgeBase.gather`."""
+    knowledge = None
+    if config.use_content:
+        from hir_sdk.knowledge import ContentEncoder, build_knowledge
+
+        as_of = graph.manifest.time.validation_start if knowledge_as_of is None else knowledge_as_of
+        knowledge = build_knowledge(dataset, graph, ContentEncoder(), as_of=as_of)
+    return NodeFeaturizer(graph, knowledge)
+
+
+def encoder_config(
+    graph: TemporalGraph, featurizer: NodeFeaturizer, config: TrainConfig
+) -> EncoderConfig:
+    m = config.model
+    return EncoderConfig(
+        num_node_types=len(graph.node_types),
+        num_edge_types=len(graph.edge_types),
+        stats_dim=featurizer.stats_dim,
+        content_dim=featurizer.content_dim,
+        dim=m.dim,
+        heads=m.heads,
+        layers=m.layers,
+        out_dim=m.out_dim,
+        prototypes=PrototypeConfig(sizes=m.prototypes),
+    )

@@ -1,0 +1,147 @@
+"""`hir embed` and its Python API: the table, the files, as-of invariance, bad input."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import polars as pl
+import pytest
+
+from hir_sdk.cli.main import main
+from hir_sdk.graph import build_graph_from_dir
+from hir_sdk.interests import embed_entities, read_embeddings
+from hir_sdk.training.embedder import Embedder, parse_as_of
+
+
+def test_snapshot_holds_every_entity_that_exists_at_as_of(snapshot, tiny_world):
+    graph = build_graph_from_dir(tiny_world)
+    as_of = graph.manifest.time.validation_start
+    assert snapshot.as_of == as_of
+    t = snapshot.table
+    assert t.columns == [
+        "node_type", "node_id", "as_of", "embedding",
+        "cluster_l0", "cluster_l1", "cluster_l2", "bom",
+    ]  # fmt: skip
+    assert len(t) == int((graph.created_ts < as_of).sum())
+    for node_type in graph.node_types:
+        ids = t.filter(pl.col("node_type") == node_type)["node_id"].to_numpy()
+        nodes = graph.index(node_type, ids)
+        assert (graph.created_ts[nodes] < as_of).all()
+        code = graph.type_code(node_type)
+        born = graph.created_ts[graph.type_offsets[code] : graph.type_offsets[code + 1]]
+        assert len(ids) == int((born < as_of).sum())
+    z = snapshot.embeddings()
+    np.testing.assert_allclose(np.linalg.norm(z, axis=1), 1.0, atol=1e-5)
+    for level, size in enumerate((4, 16, 64)):
+        clusters = snapshot.clusters(level)
+        assert clusters.min() >= 0 and clusters.max() < size
+    tokens = snapshot.tokens()
+    assert tokens.shape == (len(t), 4)
+    assert ((tokens // 16) == np.arange(4)).all()  # one token per codebook, m * K + k
+    # the tokens are the quantizer's codes of the embeddings
+    np.testing.assert_array_equal(tokens, snapshot.quantizer.tokens(snapshot.quantizer.encode(z)))
+    assert snapshot.meta["bom"]["relative_error"] < 0.5
+
+
+def test_cli_writes_what_the_api_returns(snapshot, tiny_run, tiny_world, tmp_path, capsys):
+    out = tmp_path / "emb"
+    code = main(
+        [
+            "embed", "--run", str(tiny_run), "--data", str(tiny_world),
+            "--as-of", "validation_start", "--out", str(out),
+            "--codebooks", "4", "--codewords", "16",
+        ]
+    )  # fmt: skip
+    assert code == 0
+    assert "embedded" in capsys.readouterr().out
+    back = read_embeddings(out)
+    assert back.table.equals(snapshot.table)
+    assert all(
+        np.array_equal(a, b) for a, b in zip(back.prototypes, snapshot.prototypes, strict=True)
+    )
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["as_of"] == snapshot.as_of and meta["rows"] == len(snapshot.table)
+    assert back.to_arrow().num_rows == len(snapshot.table)
+    # refusing to overwrite is a user mistake: exit 2, the old output untouched
+    code = main(
+        ["embed", "--run", str(tiny_run), "--data", str(tiny_world),
+         "--as-of", "test_start", "--out", str(out)]
+    )  # fmt: skip
+    assert code == 2
+    assert read_embeddings(out).as_of == snapshot.as_of
+
+
+def test_later_edges_never_change_an_embedding(snapshot, tiny_run, tiny_world, tmp_path):
+    """Append copies of real edges dated after as_of: the snapshot stays bit-identical."""
+    later = tmp_path / "later"
+    shutil.copytree(tiny_world, later)
+    edges = pl.read_parquet(later / "edges.parquet")
+    graph = build_graph_from_dir(tiny_world)
+    t = graph.manifest.time
+    extra = edges.sample(n=min(len(edges), 3000), seed=1, with_replacement=True)
+    rng = np.random.default_rng(0)
+    ts = rng.integers(t.validation_start, t.end, len(extra))
+    extra = extra.with_columns(pl.Series("ts", ts).cast(edges["ts"].dtype))
+    pl.concat([edges, extra]).write_parquet(later / "edges.parquet")
+    again = embed_entities(tiny_run, later, "validation_start", codebooks=4, codewords=16)
+    assert again.meta["data_fingerprint"] != snapshot.meta["data_fingerprint"]
+    assert again.table.equals(snapshot.table)
+
+
+def test_a_later_as_of_sees_more(snapshot, tiny_run, tiny_world):
+    later = embed_entities(tiny_run, tiny_world, "test_start", codebooks=4, codewords=16)
+    assert len(later.table) >= len(snapshot.table)
+    common = later.table.join(snapshot.table, on=["node_type", "node_id"], suffix="_early")
+    moved = ~np.isclose(
+        common["embedding"].to_numpy(), common["embedding_early"].to_numpy(), atol=1e-6
+    ).all(axis=1)
+    assert moved.mean() > 0.5  # a week of new edges changes most neighbourhoods
+
+
+def test_parse_as_of():
+    class Splits:
+        start, validation_start, test_start, end = 0, 10, 20, 30
+
+    assert parse_as_of("test_start", Splits) == 20
+    assert parse_as_of("1700000000", Splits) == 1_700_000_000
+    assert parse_as_of("2026-01-02", Splits) == 1_767_312_000
+    assert parse_as_of("2026-01-02T00:00:00Z", Splits) == 1_767_312_000
+    assert parse_as_of("2026-01-02T01:00:00+01:00", Splits) == 1_767_312_000
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--as-of", "yesterday"], "is not a time"),
+        (["--as-of", "1000"], "exist before as_of"),
+        (["--types", "spaceship", "--as-of", "test_start"], "unknown node type"),
+    ],
+)
+def test_bad_input_exits_2_and_writes_nothing(
+    tiny_run, tiny_world, tmp_path, capsys, args, message
+):
+    out = tmp_path / "emb"
+    code = main(
+        ["embed", "--run", str(tiny_run), "--data", str(tiny_world), "--out", str(out), *args]
+    )
+    assert code == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_a_folder_that_is_not_a_run(tiny_world, tmp_path, capsys):
+    code = main(
+        ["embed", "--run", str(tmp_path), "--data", str(tiny_world),
+         "--as-of", "test_start", "--out", str(tmp_path / "o")]
+    )  # fmt: skip
+    assert code == 2
+    assert "not a training run" in capsys.readouterr().err
+
+
+def test_embedder_rejects_a_dataset_with_other_types(tiny_run, write_dataset):
+    from hir_sdk.errors import InputError
+
+    with pytest.raises(InputError, match="does not fit the run"):
+        Embedder(tiny_run, write_dataset(), "end")
