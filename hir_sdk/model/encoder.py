@@ -63,12 +63,19 @@ class HierarchicalEncoder(nn.Module):
         self.bias = StructuralBias(config)
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.layers))
         self.norm = nn.LayerNorm(config.dim)
-        self.project = ProjectionHead(config.dim, config.out_dim)
+        self.project = ProjectionHead(config.dim, config.out_dim, config.num_node_types)
         self.prototypes = PrototypeHeads(config.out_dim, config.prototypes)
 
     def forward(
-        self, x: EncoderInputs, impl: Impl = Impl.AUTO, *, compile_flex: bool = False
+        self,
+        x: EncoderInputs,
+        impl: Impl = Impl.AUTO,
+        *,
+        compile_flex: bool = False,
+        track_centers: bool | None = None,
     ) -> EncoderOutput:
+        """Encode a packed batch. `track_centers` (default: training mode) updates the
+        projection's per-type running means from this batch."""
         device = x.doc.device
         chosen = choose_impl(impl, device, torch.is_grad_enabled())
         ctx = self.bias.context(x)
@@ -82,7 +89,8 @@ class HierarchicalEncoder(nn.Module):
             h = block(h, ctx, chosen, **attn)
         h = self.norm(h)
         anchors = h[x.offsets[:-1]]
-        z = self.project(anchors)
+        track = self.training if track_centers is None else track_centers
+        z = self.project(anchors, x.node_type[x.offsets[:-1]], track=track)
         return EncoderOutput(
             tokens=h, anchors=anchors, embedding=z, logits=self.prototypes(z), impl=chosen
         )

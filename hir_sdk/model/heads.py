@@ -18,12 +18,46 @@ from hir_sdk.model.config import PrototypeConfig
 
 
 class ProjectionHead(nn.Module):
-    def __init__(self, dim: int, out_dim: int) -> None:
+    """`z = normalize(W h - mean_t)`: the projection, centred on its node type's running
+    mean, then put on the unit sphere.
+
+    Without the centring, what node type a token is dominates its embedding (within one
+    type, embeddings sit in a narrow cone), so clusters and nearest neighbours sort by
+    type before interest. The per-type means are buffers, updated with momentum
+    `center_momentum` from each batch the caller tracks (no gradient; the encoder tracks
+    in training mode, and the trainer tracks the teacher's own batches).
+    """
+
+    def __init__(
+        self, dim: int, out_dim: int, num_types: int, center_momentum: float = 0.9
+    ) -> None:
         super().__init__()
         self.proj = nn.Sequential(nn.Linear(dim, dim), nn.GELU(), nn.Linear(dim, out_dim))
+        self.center_momentum = center_momentum
+        self.register_buffer("centers", torch.zeros(num_types, out_dim))  # (T, out_dim)
+        self.register_buffer("seen", torch.zeros(num_types, dtype=torch.bool))  # (T,)
 
-    def forward(self, h: torch.Tensor) -> torch.Tensor:
-        return F.normalize(self.proj(h), dim=-1)
+    def forward(
+        self, h: torch.Tensor, node_type: torch.Tensor, *, track: bool = False
+    ) -> torch.Tensor:
+        y = self.proj(h)  # (B, out_dim)
+        if track:
+            self._update(y.detach().float(), node_type)
+        return F.normalize(y - self.centers[node_type].to(y.dtype), dim=-1)
+
+    @torch.no_grad()
+    def _update(self, y: torch.Tensor, node_type: torch.Tensor) -> None:
+        types = len(self.centers)
+        count = torch.zeros(types, device=y.device).index_add_(
+            0, node_type, torch.ones_like(node_type, dtype=y.dtype)
+        )
+        total = torch.zeros_like(self.centers).index_add_(0, node_type, y)
+        present = count > 0
+        mean = total / count.clamp_min(1)[:, None]
+        m = torch.where(self.seen, self.center_momentum, 0.0)[:, None]
+        updated = m * self.centers + (1 - m) * mean
+        self.centers.copy_(torch.where(present[:, None], updated, self.centers))
+        self.seen |= present
 
 
 class PrototypeHeads(nn.Module):

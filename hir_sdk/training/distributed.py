@@ -5,7 +5,8 @@ of the same global batch, and likewise for engagement pairs), then the gradients
 averaged with one all-reduce per parameter before the (identical) optimizer step, which
 is what DistributedDataParallel does. The average is taken explicitly because a step makes
 two forward passes (views and engagement pairs) before its backward. Backend: NCCL on
-GPUs, gloo on CPU. Only rank 0 writes the run folder.
+GPUs, gloo on CPU. Running statistics (the projection's per-type centres) are averaged
+after each step too, so the ranks keep identical models. Only rank 0 writes the run folder.
 """
 
 from __future__ import annotations
@@ -43,3 +44,20 @@ def average_gradients(parameters: Iterable[torch.nn.Parameter]) -> None:
         if p.grad is not None:
             dist.all_reduce(p.grad, op=dist.ReduceOp.SUM)
             p.grad.div_(size)
+
+
+def average_float_buffers(module: torch.nn.Module) -> None:
+    """All-reduce every floating-point buffer (running statistics such as the projection's
+    type centres) to its mean over the ranks, so every rank keeps the same model; boolean
+    and integer buffers are OR-ed / max-ed. No-op when alone."""
+    _, size = world()
+    if size == 1:
+        return
+    for b in module.buffers():
+        if b.is_floating_point():
+            dist.all_reduce(b, op=dist.ReduceOp.SUM)
+            b.div_(size)
+        else:
+            merged = b.to(torch.int64)
+            dist.all_reduce(merged, op=dist.ReduceOp.MAX)
+            b.copy_(merged.to(b.dtype))

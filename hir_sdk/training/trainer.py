@@ -46,7 +46,7 @@ from hir_sdk.training.checkpoint import load_checkpoint, save_checkpoint
 from hir_sdk.training.cluster_queue import ClusterQueue
 from hir_sdk.training.config import TrainConfig
 from hir_sdk.training.diagnostics import cluster_usage
-from hir_sdk.training.distributed import average_gradients, world
+from hir_sdk.training.distributed import average_float_buffers, average_gradients, world
 from hir_sdk.training.embed_nodes import embed_nodes
 from hir_sdk.training.encoder_setup import encoder_config, make_featurizer
 from hir_sdk.training.objectives import (
@@ -255,8 +255,8 @@ class Trainer:
         student = self.student(student_inputs, self.impl)
         teacher_inputs = self._inputs(batch.teacher)
         types = teacher_inputs.node_type[teacher_inputs.offsets[:-1]]
-        with torch.no_grad():
-            teacher = self.teacher(teacher_inputs, self.impl)
+        with torch.no_grad():  # the teacher keeps its own type centres (not the student's)
+            teacher = self.teacher(teacher_inputs, self.impl, track_centers=learn)
         targets = self._targets(teacher.embedding, types, step)
         distill = distillation_loss(
             self._similarities(self.student, student.embedding),
@@ -364,6 +364,8 @@ class Trainer:
                     self.optimizer.step()
                     self.scheduler.step()
                     self._ema()
+                    average_float_buffers(self.student)  # the type centres, as the weights
+                    average_float_buffers(self.teacher)
                     self.step += 1
                     record = {
                         "step": self.step,

@@ -7,7 +7,7 @@ import torch
 
 from hir_sdk.graph import build_graph_from_dir
 from hir_sdk.model import EncoderConfig, HierarchicalEncoder, PrototypeConfig
-from hir_sdk.model.heads import PrototypeHeads
+from hir_sdk.model.heads import ProjectionHead, PrototypeHeads
 from hir_sdk.model.inputs import random_inputs
 from hir_sdk.model.node_encoder import DeepHashEmbedding, neighbour_content
 from hir_sdk.sampling.node_features import NodeFeaturizer, stable_node_hashes
@@ -103,3 +103,23 @@ def test_neighbour_content_is_the_normalized_mean_over_direct_edges():
     np.testing.assert_allclose(got, want, atol=1e-6)
     lonely = ~np.isin(np.arange(x.length), np.r_[x.edge_q.numpy(), x.edge_k.numpy()])
     assert (got[lonely] == 0).all()
+
+
+def test_projection_is_centred_per_node_type():
+    torch.manual_seed(0)
+    head = ProjectionHead(8, 4, num_types=3, center_momentum=0.5)
+    h = torch.randn(12, 8)
+    types = torch.tensor([0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0])
+    y = head.proj(h).detach()
+    untracked = head(h, types)  # no tracking: centres still zero, plain normalization
+    torch.testing.assert_close(untracked, torch.nn.functional.normalize(y, dim=-1))
+    head(h, types, track=True)  # first batch of a type: its centre is that batch's mean
+    torch.testing.assert_close(head.centers[0], y[types == 0].mean(0))
+    torch.testing.assert_close(head.centers[1], y[types == 1].mean(0))
+    assert head.centers[2].abs().sum() == 0 and head.seen.tolist() == [True, True, False]
+    head(h[:4] * 0, types[:4], track=True)  # momentum 0.5 toward the new batch mean
+    new = head.proj(h[:4] * 0).detach().mean(0)
+    torch.testing.assert_close(head.centers[0], 0.5 * y[types == 0].mean(0) + 0.5 * new)
+    torch.testing.assert_close(head.centers[1], y[types == 1].mean(0))  # absent: unchanged
+    z = head(h, types)
+    torch.testing.assert_close(z, torch.nn.functional.normalize(y - head.centers[types], dim=-1))

@@ -1,0 +1,298 @@
+"""What every quantizer shares: input checks, codes -> BoM tokens, errors, save and load.
+
+Notable:
+- a quantizer maps a vector to `num_codebooks` (M) codes, each in [0, `codebook_size`)
+  (K); `tokens` turns codes into global ids `m * K + k`, so the M codes of one vector form
+  an unordered bag of distinct tokens from a vocabulary of M * K (the Bag-of-Meaning);
+- every mistake in the caller's data is an `InputError` naming a few offending rows:
+  wrong ndim, non-numeric or non-finite values, the wrong width at encode time, too few
+  rows to fit (N < K), codes of the wrong shape or out of range;
+- `save` writes a folder atomically (`hir_sdk.io.atomic`); `load` reads it back with
+  `allow_pickle=False` and checks the kind, shapes and values:
+
+```
+QUANTIZER/
+  quantizer.json   format version, SDK version, kind, constructor arguments, dim, seed,
+                   fit options, data fingerprint, fit history
+  codebooks.npz    codebooks: (M, K, D) float32 (additive, residual) or (M, K, D / M) (product)
+```
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zipfile
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+
+from hir_sdk import __version__
+from hir_sdk.errors import InputError
+from hir_sdk.io.atomic import atomic_output_dir
+
+FORMAT_VERSION = 1
+META_FILE = "quantizer.json"
+ARRAYS_FILE = "codebooks.npz"
+
+Q = TypeVar("Q", bound="Quantizer")
+
+
+def _shown(rows: np.ndarray, describe: Any) -> list[str]:
+    return [describe(int(row)) for row in rows[:5]]
+
+
+def check_vectors(x: Any, *, dim: int | None = None, what: str = "vectors") -> np.ndarray:
+    """`x` as a C-contiguous (N, D) float32 array, or an `InputError` saying what is wrong.
+
+    Args:
+        x: array-like of shape (N, D).
+        dim: the width `x` must have (`None`: any width >= 1).
+        what: how the message names `x`.
+    """
+    array = np.asarray(x)
+    if array.ndim != 2:
+        raise InputError(f"{what} must be a 2-d (N, D) array, got shape {array.shape}")
+    if array.dtype.kind not in "biuf":
+        raise InputError(f"{what} must be numeric, got dtype {array.dtype}")
+    if array.shape[1] < 1:
+        raise InputError(f"{what} have no columns (shape {array.shape})")
+    if dim is not None and array.shape[1] != dim:
+        raise InputError(
+            f"{what} have {array.shape[1]} dims, but this quantizer was fitted on {dim}"
+        )
+    with np.errstate(over="ignore", invalid="ignore"):  # too large for float32: inf, below
+        array = np.ascontiguousarray(array, dtype=np.float32)  # (N, D)
+    finite = np.isfinite(array)
+    if not finite.all():
+        bad = np.flatnonzero(~finite.all(axis=1))
+        raise InputError(
+            f"{what} hold non-finite values (NaN or inf, or beyond float32 range)",
+            rows=_shown(bad, lambda r: f"row {r}: {array[r][~finite[r]][:3].tolist()}"),
+            total=len(bad),
+        )
+    return array
+
+
+def check_codes(codes: Any, num_codebooks: int, codebook_size: int) -> np.ndarray:
+    """`codes` as an (N, M) int64 array with every value in [0, K), or an `InputError`."""
+    array = np.asarray(codes)
+    if array.ndim != 2 or array.shape[1] != num_codebooks:
+        raise InputError(f"codes must be (N, {num_codebooks}), got shape {array.shape}")
+    if array.dtype.kind not in "iu":
+        raise InputError(f"codes must be integers, got dtype {array.dtype}")
+    array = array.astype(np.int64, copy=False)
+    out = (array < 0) | (array >= codebook_size)
+    if out.any():
+        bad = np.flatnonzero(out.any(axis=1))
+        raise InputError(
+            f"codes out of range [0, {codebook_size})",
+            rows=_shown(bad, lambda r: f"row {r}: {array[r].tolist()}"),
+            total=len(bad),
+        )
+    return array
+
+
+def whole_number(name: str, value: Any, *, least: int) -> int:
+    """`value` as an int, or a `ValueError` unless it is a whole number >= `least`."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < least:
+        raise ValueError(f"{name} must be an int >= {least}, got {value!r}")
+    return int(value)
+
+
+def fingerprint_array(x: np.ndarray) -> str:
+    """SHA-256 of an array's shape and float32 bytes, as 16 hex digits."""
+    digest = hashlib.sha256(str(x.shape).encode())
+    digest.update(np.ascontiguousarray(x, dtype=np.float32).tobytes())
+    return digest.hexdigest()[:16]
+
+
+def squared_norms(r: np.ndarray) -> np.ndarray:
+    """(N,) float32 ||r||^2 per row of `r` (N, D), e.g. of a residual x - x_hat."""
+    return np.einsum("nd,nd->n", r, r)
+
+
+class Quantizer(ABC):
+    """Base of the quantizers: M codebooks of K codewords; subclasses define fit and codes.
+
+    Args:
+        num_codebooks: M, codes (and tokens) per vector.
+        codebook_size: K, codewords per codebook.
+
+    Attributes:
+        codebooks: float32 codebooks after `fit` (shape depends on the kind), else None.
+        dim: D, the width of the vectors it was fitted on (None before `fit`).
+        seed: the seed `fit` used.
+        fit_options: the other `fit` arguments, as saved.
+        fingerprint: a hash of the training vectors, as saved.
+        history: mean squared error per vector, ||x - x_hat||^2 averaged over the training
+            rows, at each stage of `fit` (the keys depend on the kind).
+    """
+
+    kind: str = ""
+
+    def __init__(self, num_codebooks: int = 8, codebook_size: int = 256) -> None:
+        self.num_codebooks = whole_number("num_codebooks", num_codebooks, least=1)
+        self.codebook_size = whole_number("codebook_size", codebook_size, least=1)
+        self.codebooks: np.ndarray | None = None
+        self.dim: int | None = None
+        self.seed: int | None = None
+        self.fit_options: dict[str, Any] = {}
+        self.fingerprint: str | None = None
+        self.history: dict[str, list[float]] = {}
+
+    def __repr__(self) -> str:
+        state = f"dim={self.dim}" if self.is_fitted else "not fitted"
+        return (
+            f"{type(self).__name__}(num_codebooks={self.num_codebooks}, "
+            f"codebook_size={self.codebook_size}; {state})"
+        )
+
+    @property
+    def is_fitted(self) -> bool:
+        return self.codebooks is not None
+
+    @property
+    def vocabulary_size(self) -> int:
+        """M * K, the number of distinct tokens."""
+        return self.num_codebooks * self.codebook_size
+
+    # ---- the interface subclasses fill in ---------------------------------------------
+    @abstractmethod
+    def _encode(self, x: np.ndarray) -> np.ndarray:
+        """(N, M) int64 codes of checked (N, D) float32 rows."""
+
+    @abstractmethod
+    def _decode(self, codes: np.ndarray) -> np.ndarray:
+        """(N, D) float32 reconstruction of checked (N, M) int64 codes."""
+
+    def _init_args(self) -> dict[str, Any]:
+        """Constructor arguments, saved so `load` can rebuild the instance."""
+        return {"num_codebooks": self.num_codebooks, "codebook_size": self.codebook_size}
+
+    def _codebook_shape(self, dim: int) -> tuple[int, ...]:
+        return (self.num_codebooks, self.codebook_size, dim)
+
+    def _check_width(self, dim: int) -> None:
+        """Raise `InputError` when this kind cannot quantize vectors of width `dim`."""
+        return None  # any width will do, unless a subclass says otherwise
+
+    # ---- shared ------------------------------------------------------------------------
+    def _start_fit(self, x: Any, *, seed: int, **options: Any) -> np.ndarray:
+        """Check the training rows and record what `save` writes about this fit."""
+        x = check_vectors(x, what="training vectors")
+        if len(x) < self.codebook_size:
+            raise InputError(
+                f"fitting needs at least codebook_size={self.codebook_size} rows, got {len(x)}"
+            )
+        self._check_width(int(x.shape[1]))
+        self.codebooks = None
+        self.dim = int(x.shape[1])
+        self.seed = int(seed)
+        self.fit_options = dict(options)
+        self.fingerprint = fingerprint_array(x)
+        self.history = {}
+        return x
+
+    def _fitted_codebooks(self) -> np.ndarray:
+        if self.codebooks is None:
+            raise RuntimeError(f"this {type(self).__name__} is not fitted; call fit first")
+        return self.codebooks
+
+    def encode(self, x: Any) -> np.ndarray:
+        """(N, M) int64 codes of the (N, D) vectors `x`."""
+        self._fitted_codebooks()
+        return self._encode(check_vectors(x, dim=self.dim))
+
+    def decode(self, codes: Any) -> np.ndarray:
+        """(N, D) float32 reconstruction of (N, M) codes."""
+        self._fitted_codebooks()
+        return self._decode(check_codes(codes, self.num_codebooks, self.codebook_size))
+
+    def tokens(self, codes: Any) -> np.ndarray:
+        """(N, M) int64 global token ids `m * K + codes[:, m]`: each row's Bag-of-Meaning."""
+        codes = check_codes(codes, self.num_codebooks, self.codebook_size)
+        return codes + np.arange(self.num_codebooks, dtype=np.int64) * self.codebook_size
+
+    def relative_error(self, x: Any) -> float:
+        """sum ||x - decode(encode(x))||^2 / sum ||x||^2 over the rows of `x`."""
+        x = check_vectors(x, dim=self.dim)
+        self._fitted_codebooks()
+        errors = squared_norms(x - self._decode(self._encode(x)))
+        return float(errors.sum(dtype=np.float64) / np.square(x, dtype=np.float64).sum())
+
+    def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        """Write the fitted quantizer to the folder `path` atomically (see the module)."""
+        codebooks = self._fitted_codebooks()
+        meta = {
+            "format_version": FORMAT_VERSION,
+            "sdk_version": __version__,
+            "kind": self.kind,
+            "init": self._init_args(),
+            "dim": self.dim,
+            "seed": self.seed,
+            "fit_options": self.fit_options,
+            "fingerprint": self.fingerprint,
+            "history": self.history,
+        }
+        with atomic_output_dir(path, overwrite=overwrite) as tmp:
+            np.savez(tmp / ARRAYS_FILE, codebooks=codebooks)
+            (tmp / META_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        return Path(path)
+
+    @classmethod
+    def load(cls: type[Q], path: str | Path) -> Q:
+        """Read a quantizer that `save` wrote; the folder must hold this class's kind."""
+        path = Path(path)
+        meta = _read_meta(path, cls.kind)
+        try:
+            quantizer = cls(**meta["init"])
+            dim = int(meta["dim"])
+        except (KeyError, TypeError, ValueError) as err:
+            raise InputError(f"bad quantizer metadata: {err}", file=path / META_FILE) from None
+        quantizer.codebooks = _read_codebooks(path / ARRAYS_FILE, quantizer._codebook_shape(dim))
+        quantizer.dim = dim
+        quantizer.seed = meta.get("seed")
+        quantizer.fit_options = meta.get("fit_options", {})
+        quantizer.fingerprint = meta.get("fingerprint")
+        quantizer.history = meta.get("history", {})
+        return quantizer
+
+
+def _read_meta(folder: Path, kind: str) -> dict[str, Any]:
+    """The metadata of a saved quantizer of `kind`, or an `InputError` saying why not."""
+    file = folder / META_FILE
+    if not file.is_file():
+        raise InputError(f"not a saved quantizer (no {META_FILE})", file=folder)
+    try:
+        meta = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise InputError(f"cannot read quantizer metadata: {err}", file=file) from None
+    version = meta.get("format_version")
+    problem = None
+    if version != FORMAT_VERSION:
+        problem = f"quantizer format {version} is not supported (expected {FORMAT_VERSION})"
+    elif meta.get("kind") != kind:
+        problem = f"holds a {meta.get('kind')!r} quantizer, not {kind!r}; load it with its class"
+    if problem:
+        raise InputError(problem, file=file)
+    return meta
+
+
+def _read_codebooks(file: Path, shape: tuple[int, ...]) -> np.ndarray:
+    """The float32 codebooks of shape `shape` saved in `file`, checked."""
+    try:
+        with np.load(file, allow_pickle=False) as data:
+            codebooks = data["codebooks"]
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
+        raise InputError(f"cannot read codebooks: {err}", file=file) from None
+    if codebooks.dtype != np.float32 or codebooks.shape != shape:
+        raise InputError(
+            f"codebooks are {codebooks.dtype} {codebooks.shape}, expected float32 {shape}",
+            file=file,
+        )
+    if not np.isfinite(codebooks).all():
+        raise InputError("codebooks hold non-finite values", file=file)
+    return codebooks

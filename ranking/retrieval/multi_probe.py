@@ -1,0 +1,71 @@
+"""Multi-probe query bags: each query's best few codewords per codebook, not only its own
+code, weighted by how far each one beats the first codeword left out.
+
+Input is any per-codeword relevance score of the query; for an additive quantizer
+(x ~ sum_m C_m[code_m]) the natural one is the inner product with every codeword,
+`scores[b, m, c] = q_b . C_m[c]`, because then sum_m scores[b, m, codes[i, m]] is the
+quantized inner product q_b . x_i. For codebook m with P_m probes:
+
+    threshold(b, m) = the (P_m + 1)-th highest of scores[b, m, :]
+    weight(m * K + c) = max(0, scores[b, m, c] - threshold(b, m))
+
+so the probed codewords are those strictly above the threshold (at most P_m of them; no
+tie-breaking is needed). With "uniform" token weights an item's overlap is then
+
+    sum_m max(0, scores[b, m, codes[i, m]] - threshold(b, m))
+
+a truncated, shifted quantized inner product. P_m = K - 1 keeps the whole codebook (the
+threshold is its minimum, so that codebook adds exactly its score minus a per-query
+constant, as in plain asymmetric distance computation); P_m = 0 leaves codebook m out.
+The result is a dense (B, M*K) weight array that `InvertedIndex.search` takes as bags.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from hir_sdk.errors import InputError
+from hir_sdk.ranking.retrieval.input_checks import ArrayLike, to_numpy
+
+
+def probe_weights(codeword_scores: ArrayLike, probes: int | Sequence[int]) -> np.ndarray:
+    """Dense multi-probe bags from (B, M, K) per-codeword query scores.
+
+    Args:
+        codeword_scores: (B, M, K) finite scores, higher = more relevant.
+        probes: codewords probed per codebook, one int for all or M ints, each in [0, K).
+
+    Returns:
+        (B, M*K) float32 weights >= 0 (0 = token not in the bag), token `m * K + c`.
+    """
+    scores = to_numpy(codeword_scores)
+    if scores.ndim != 3 or scores.dtype.kind != "f" or not np.isfinite(scores).all():
+        raise InputError(
+            f"codeword_scores must be a finite float (B, M, K) array, got {scores.shape} "
+            f"{scores.dtype}"
+        )
+    scores = scores.astype(np.float32)
+    num, levels, size = scores.shape
+    per_level = np.asarray(probes)
+    if per_level.ndim == 0:
+        per_level = np.full(levels, per_level)
+    if (
+        per_level.shape != (levels,)
+        or per_level.dtype.kind not in "iu"
+        or (per_level < 0).any()
+        or (per_level >= size).any()
+    ):
+        raise InputError(
+            f"probes must be one int or {levels} ints in [0, K = {size}), got {probes!r}"
+        )
+    weights = np.zeros_like(scores)  # (B, M, K)
+    for m in np.flatnonzero(per_level):
+        cut = size - 1 - int(per_level[m])  # ascending position of the (P+1)-th highest
+        if cut == 0:
+            threshold = scores[:, m].min(axis=1, keepdims=True)  # (B, 1)
+        else:
+            threshold = np.partition(scores[:, m], cut, axis=1)[:, cut : cut + 1]
+        np.maximum(scores[:, m] - threshold, 0, out=weights[:, m])
+    return weights.reshape(num, levels * size)
