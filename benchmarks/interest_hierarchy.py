@@ -3,8 +3,8 @@
     python benchmarks/interest_hierarchy.py [--scale small] [--steps 300] [--record FILE]
                                             [--figure docs/figures/interest_hierarchy.svg]
 
-Trains the encoder (world knowledge on), embeds every entity as of the test start and
-reports:
+Trains the encoder (world knowledge on, per-type centred embeddings), embeds every
+entity as of the test start and reports:
 - BoM quantizers (product, residual, additive) side by side on the snapshot's embeddings;
 - NMI of each level's clusters of ads, products and advertisers against the planted
   super-interest, mid and leaf;
@@ -41,6 +41,7 @@ from hir_sdk.ranking.retrieval import InvertedIndex, TokenBags, exact_knn, probe
 from hir_sdk.schema import load_dataset
 from hir_sdk.synth import SCALES, generate_world, write_world
 from hir_sdk.training import TrainConfig, Trainer
+from hir_sdk.training.config import ModelSizes
 
 K_VALUES = (20, 100)
 PROBES = 16  # codewords probed per codebook by the multi-probe query
@@ -61,7 +62,11 @@ def main() -> int:
     parser.add_argument("--figure", help="write the hierarchy picture (SVG) here")
     args = parser.parse_args()
     config = dataclasses.replace(
-        TrainConfig(), steps=args.steps, eval_every=args.steps, use_content=True
+        TrainConfig(),
+        steps=args.steps,
+        eval_every=args.steps,
+        use_content=True,
+        model=dataclasses.replace(ModelSizes(), center_types=True),  # the hierarchy needs it
     )
     with tempfile.TemporaryDirectory() as tmp:
         data = write_world(generate_world(SCALES[args.scale], 0), Path(tmp) / "world")

@@ -30,6 +30,7 @@ from sklearn.metrics import normalized_mutual_info_score, roc_auc_score
 from hir_sdk.graph.event_index import EventIndex
 from hir_sdk.synth import SCALES, generate_world, write_world
 from hir_sdk.training import TrainConfig, Trainer
+from hir_sdk.training.config import ModelSizes
 from hir_sdk.training.objectives import EngagementSampler
 
 
@@ -43,6 +44,7 @@ def main() -> int:
         action="store_true",
         help="embed entity text with the content encoder (world knowledge)",
     )
+    parser.add_argument("--center-types", action="store_true", help="per-type centred embeddings")
     parser.add_argument("--record")
     args = parser.parse_args()
     config = dataclasses.replace(
@@ -52,6 +54,7 @@ def main() -> int:
         eval_every=max(args.steps // 4, 1),
         checkpoint_every=args.steps,
         use_content=args.content,
+        model=dataclasses.replace(ModelSizes(), center_types=args.center_types),
     )
     with tempfile.TemporaryDirectory() as tmp:
         data = write_world(generate_world(SCALES[args.scale], 0), Path(tmp) / "world")
@@ -107,7 +110,8 @@ def main() -> int:
         f"(CPU, DENSE attention, world knowledge {'on' if args.content else 'off'})",
         "",
         f"command: `python benchmarks/train_quality.py --scale {args.scale} --steps "
-        f"{args.steps} --batch {args.batch}{' --content' if args.content else ''}`",
+        f"{args.steps} --batch {args.batch}{' --content' if args.content else ''}"
+        f"{' --center-types' if args.center_types else ''}`",
         "",
         "| measure | value | goal |",
         "|---|---:|---:|",

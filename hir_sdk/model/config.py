@@ -55,6 +55,7 @@ class EncoderConfig:
     mlp_ratio: int = 4
     dropout: float = 0.0
     out_dim: int = 64
+    center_types: bool = False  # centre the projection on per-type running means (heads.py)
     deep_hash: DeepHashConfig = field(default_factory=DeepHashConfig)
     prototypes: PrototypeConfig = field(default_factory=PrototypeConfig)
 

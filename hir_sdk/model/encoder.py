@@ -63,7 +63,9 @@ class HierarchicalEncoder(nn.Module):
         self.bias = StructuralBias(config)
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.layers))
         self.norm = nn.LayerNorm(config.dim)
-        self.project = ProjectionHead(config.dim, config.out_dim, config.num_node_types)
+        self.project = ProjectionHead(
+            config.dim, config.out_dim, config.num_node_types, center=config.center_types
+        )
         self.prototypes = PrototypeHeads(config.out_dim, config.prototypes)
 
     def forward(

@@ -25,13 +25,21 @@ class ProjectionHead(nn.Module):
     type, embeddings sit in a narrow cone), so clusters and nearest neighbours sort by
     type before interest. The per-type means are buffers, updated with momentum
     `center_momentum` from each batch the caller tracks (no gradient; the encoder tracks
-    in training mode, and the trainer tracks the teacher's own batches).
+    in training mode, and the trainer tracks the teacher's own batches). With
+    `center=False` (the default encoder config) it is the plain `normalize(W h)`.
     """
 
     def __init__(
-        self, dim: int, out_dim: int, num_types: int, center_momentum: float = 0.9
+        self,
+        dim: int,
+        out_dim: int,
+        num_types: int,
+        center_momentum: float = 0.9,
+        *,
+        center: bool = True,
     ) -> None:
         super().__init__()
+        self.center = center
         self.proj = nn.Sequential(nn.Linear(dim, dim), nn.GELU(), nn.Linear(dim, out_dim))
         self.center_momentum = center_momentum
         self.register_buffer("centers", torch.zeros(num_types, out_dim))  # (T, out_dim)
@@ -41,6 +49,8 @@ class ProjectionHead(nn.Module):
         self, h: torch.Tensor, node_type: torch.Tensor, *, track: bool = False
     ) -> torch.Tensor:
         y = self.proj(h)  # (B, out_dim)
+        if not self.center:
+            return F.normalize(y, dim=-1)
         if track:
             self._update(y.detach().float(), node_type)
         return F.normalize(y - self.centers[node_type].to(y.dtype), dim=-1)

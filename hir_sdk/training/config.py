@@ -4,7 +4,8 @@
 steps = 200
 batch_size = 64
 seed = 0
-[model]        dim = 64, heads = 4, layers = 2, out_dim = 32, prototypes = [16, 128, 1024]
+[model]        dim = 64, heads = 4, layers = 2, out_dim = 32, prototypes = [16, 128, 1024],
+               center_types = false
 [optim]        lr = 1e-3, weight_decay = 0.05, warmup_steps = 20, clip_norm = 1.0, ema = 0.99
 [distill]      student_temperature = 0.1, teacher_epsilon = 0.05, sinkhorn_iterations = 3
 [engagement]   pairs = 32, weight = 1.0
@@ -36,6 +37,7 @@ class ModelSizes:
     layers: int = 2
     out_dim: int = 32
     prototypes: tuple[int, ...] = (16, 128, 1024)
+    center_types: bool = False  # per-type centred embeddings (see docs/encoder.md)
 
 
 @dataclass(frozen=True)

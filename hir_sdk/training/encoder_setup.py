@@ -47,5 +47,6 @@ def encoder_config(
         heads=m.heads,
         layers=m.layers,
         out_dim=m.out_dim,
+        center_types=m.center_types,
         prototypes=PrototypeConfig(sizes=m.prototypes),
     )

@@ -17,7 +17,7 @@ RUN_CONFIG = TrainConfig(
     checkpoint_every=2,
     eval_anchors=32,
     use_content=True,
-    model=ModelSizes(dim=32, out_dim=16, prototypes=(4, 16, 64)),
+    model=ModelSizes(dim=32, out_dim=16, prototypes=(4, 16, 64), center_types=True),
 )
 
 

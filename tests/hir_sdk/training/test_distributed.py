@@ -40,7 +40,8 @@ def _fit(tiny_world: Path, out: Path, config: Path, ranks: int) -> None:
 
 def test_two_ranks_agree_with_one(tiny_world, tmp_path):
     config = tmp_path / "train.toml"
-    config.write_text(CONFIG.to_toml().replace("steps = 6", f"steps = {STEPS}"))
+    text = CONFIG.to_toml().replace("steps = 6", f"steps = {STEPS}")
+    config.write_text(text.replace("center_types = false", "center_types = true"))
     for ranks in (1, 2):
         _fit(tiny_world, tmp_path / f"r{ranks}", config, ranks)
     one = load_checkpoint(tmp_path / "r1" / "checkpoints" / "last.pt")["student"]
@@ -49,8 +50,9 @@ def test_two_ranks_agree_with_one(tiny_world, tmp_path):
 
     from hir_sdk.training import Trainer
 
+    centred = dataclasses.replace(CONFIG.model, center_types=True)
     start = Trainer(
-        tiny_world, tmp_path / "init", dataclasses.replace(CONFIG, steps=STEPS)
+        tiny_world, tmp_path / "init", dataclasses.replace(CONFIG, steps=STEPS, model=centred)
     ).student.state_dict()
     weights = [k for k in one if one[k].is_floating_point()]
     moved = sum(float((one[k] - start[k]).square().sum()) for k in weights) ** 0.5
@@ -60,5 +62,8 @@ def test_two_ranks_agree_with_one(tiny_world, tmp_path):
     # same global batches, gradients averaged over two halves: the update agrees up to the
     # batch-coupled Sinkhorn targets, which each rank balances over its half
     assert apart < 0.35 * moved, (apart, moved)
+    # the per-type centres are tracked (and averaged over the ranks) in the two-rank run
+    centres = load_checkpoint(tmp_path / "r2" / "checkpoints" / "last.pt")["student"]
+    assert centres["project.centers"].abs().sum() > 0
     meta = (tmp_path / "r2" / "meta.json").read_text()
     assert '"world_size": 2' in meta
