@@ -4,6 +4,7 @@ prediction.
 Self-distillation, per prototype level l (coarse to fine):
 
     q_l = SinkhornKnopp(teacher cosines to P_l, eps)     balanced targets, no gradient
+          (within each node type, over the batch plus a queue: `cluster_queue`)
     p_l = softmax(student cosines to P_l / tau_s)
     L_distill = mean_l  CE(q_l, p_l)
 
