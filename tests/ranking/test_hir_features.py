@@ -1,0 +1,58 @@
+"""HIR feature columns: the right snapshot for each request time, values from a loop."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hir_sdk.interests import embed_entities
+from hir_sdk.interests.hierarchy import snapshot_nodes
+from hir_sdk.ranking.hir_features import HirFeatures
+
+
+@pytest.fixture(scope="module")
+def later(tiny_run, tiny_world):
+    return embed_entities(tiny_run, tiny_world, "test_start", codebooks=4, codewords=16)
+
+
+def test_features_come_from_the_latest_snapshot_not_after_the_request(snapshot, later, tiny_graph):
+    g = tiny_graph
+    t0, t1 = snapshot.as_of, later.as_of
+    rng = np.random.default_rng(0)
+    users = g.type_offsets[g.type_code("user")] + rng.integers(0, g.num_nodes_of("user"), 300)
+    ads = g.type_offsets[g.type_code("ad")] + rng.integers(0, g.num_nodes_of("ad"), 300)
+    ts = rng.integers(t0 - 5 * 86_400, g.manifest.time.end, 300)
+    ts[:3] = [t0 - 1, t0, t1]  # the edges of the as-of rule
+    features = HirFeatures(g, [later, snapshot], dims=2).compute(users, ads, ts)
+    maps = {}
+    for snap in (snapshot, later):
+        maps[snap.as_of] = {int(n): i for i, n in enumerate(snapshot_nodes(snap, g))}
+    checked = 0
+    for i in range(300):
+        chosen = later if ts[i] >= t1 else snapshot if ts[i] >= t0 else None
+        row = features.row(i, named=True)
+        if chosen is None:
+            assert np.isnan(row["hir_cos"]) and np.isnan(row["hir_user_l0"])
+            continue
+        u = maps[chosen.as_of].get(int(users[i]))
+        a = maps[chosen.as_of].get(int(ads[i]))
+        if a is not None:
+            assert row["hir_ad_l1"] == chosen.clusters(1)[a]
+            assert row["hir_ad_e1"] == pytest.approx(chosen.embeddings()[a, 1])
+        if u is None or a is None:
+            assert np.isnan(row["hir_cos"]) and np.isnan(row["hir_same_l0"])
+            continue
+        z = chosen.embeddings()
+        assert row["hir_cos"] == pytest.approx(float(z[u] @ z[a]), abs=1e-6)
+        shared = set(chosen.tokens()[u].tolist()) & set(chosen.tokens()[a].tolist())
+        assert row["hir_bom_overlap"] == len(shared)
+        same = chosen.clusters(0)[u] == chosen.clusters(0)[a]
+        assert row["hir_same_l0"] == float(same)
+        checked += 1
+    assert checked > 100
+    assert np.isnan(features["hir_cos"][0])  # one second before the first snapshot
+
+
+def test_needs_snapshots():
+    with pytest.raises(ValueError, match="at least one snapshot"):
+        HirFeatures(None, [])
