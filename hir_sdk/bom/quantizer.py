@@ -216,11 +216,18 @@ class Quantizer(ABC):
         codes = check_codes(codes, self.num_codebooks, self.codebook_size)
         return codes + np.arange(self.num_codebooks, dtype=np.int64) * self.codebook_size
 
-    def relative_error(self, x: Any) -> float:
-        """sum ||x - decode(encode(x))||^2 / sum ||x||^2 over the rows of `x`."""
+    def relative_error(self, x: Any, codes: Any | None = None) -> float:
+        """sum ||x - decode(encode(x))||^2 / sum ||x||^2 over the rows of `x`; pass the
+        `codes` of `x` when they are already at hand to skip encoding them again."""
         x = check_vectors(x, dim=self.dim)
         self._fitted_codebooks()
-        errors = squared_norms(x - self._decode(self._encode(x)))
+        if codes is None:
+            codes = self._encode(x)
+        else:
+            codes = check_codes(codes, self.num_codebooks, self.codebook_size)
+            if len(codes) != len(x):
+                raise InputError(f"{len(codes)} codes given for {len(x)} vectors")
+        errors = squared_norms(x - self._decode(codes))
         return float(errors.sum(dtype=np.float64) / np.square(x, dtype=np.float64).sum())
 
     def save(self, path: str | Path, *, overwrite: bool = False) -> Path:

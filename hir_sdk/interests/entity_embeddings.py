@@ -110,7 +110,8 @@ def embed_entities(
     if len(z) < 2 * size:
         raise InputError(f"only {len(z)} entities: too few to fit BoM codebooks")
     quantizer = AdditiveQuantizer(codebooks, size).fit(z, seed=seed)
-    tokens = quantizer.tokens(quantizer.encode(z))
+    codes = quantizer.encode(z)  # the slow step: done once, for the tokens and the error
+    tokens = quantizer.tokens(codes)
     types = np.asarray(graph.node_types)[graph.node_type_of(nodes)]
     columns: dict[str, Any] = {
         "node_type": pl.Series(types.tolist(), dtype=pl.Categorical),
@@ -139,7 +140,7 @@ def embed_entities(
         "bom": {
             "codebooks": codebooks,
             "codewords": size,
-            "relative_error": quantizer.relative_error(z),
+            "relative_error": quantizer.relative_error(z, codes),
         },
     }
     return EntityEmbeddings(table, embedder.prototypes, quantizer, meta)

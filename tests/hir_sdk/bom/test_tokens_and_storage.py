@@ -78,3 +78,15 @@ def test_load_rejects_another_kind_or_damage(residual: ResidualQuantizer, tmp_pa
     (folder / META_FILE).write_text("{")
     with pytest.raises(InputError, match="cannot read quantizer metadata"):
         ResidualQuantizer.load(folder)
+
+
+def test_relative_error_from_given_codes_equals_encoding_again(
+    additive: AdditiveQuantizer, data: np.ndarray
+) -> None:
+    codes = additive.encode(data)
+    assert additive.relative_error(data, codes) == additive.relative_error(data)
+    worse = codes.copy()
+    worse[:, 0] = (worse[:, 0] + 1) % additive.codebook_size
+    assert additive.relative_error(data, worse) > additive.relative_error(data)
+    with pytest.raises(InputError, match="codes given for"):
+        additive.relative_error(data, codes[:-1])
