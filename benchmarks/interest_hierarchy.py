@@ -34,7 +34,7 @@ from sklearn.metrics import normalized_mutual_info_score
 from hir_sdk.bom import AdditiveQuantizer, ProductQuantizer, ResidualQuantizer
 from hir_sdk.evaluation.examples import build_examples
 from hir_sdk.interests import embed_entities
-from hir_sdk.interests.hierarchy import parents, snapshot_nodes, super_graph
+from hir_sdk.interests.hierarchy import parents, snapshot_nodes, snapshot_rows, super_graph
 from hir_sdk.interests.hierarchy_svg import hierarchy_svg
 from hir_sdk.interests.labels import label_primitives
 from hir_sdk.ranking.retrieval import InvertedIndex, TokenBags, exact_knn, probe_weights
@@ -81,8 +81,7 @@ def main() -> int:
         content = load_dataset(data).content
     graph = trainer.graph
     nodes = snapshot_nodes(snap, graph)
-    row_of = np.full(graph.num_nodes, -1)
-    row_of[nodes] = np.arange(len(nodes))
+    row_of = snapshot_rows(snap, graph)
     sizes = [len(p) for p in snap.prototypes]
     lines = [
         f"### interest hierarchy and BoM retrieval, `{args.scale}`, {args.steps} training "

@@ -23,7 +23,7 @@ import polars as pl
 
 from hir_sdk.graph import TemporalGraph
 from hir_sdk.interests import EntityEmbeddings
-from hir_sdk.interests.hierarchy import snapshot_nodes
+from hir_sdk.interests.hierarchy import snapshot_rows
 
 
 class HirFeatures:
@@ -39,11 +39,8 @@ class HirFeatures:
         self.as_of = np.array([s.as_of for s in self.snapshots], dtype=np.int64)
         self.levels = levels.pop()
         self.dims = dims
-        self._rows = []  # per snapshot: (N,) row of each global node, -1 when absent
-        for s in self.snapshots:
-            row = np.full(graph.num_nodes, -1, dtype=np.int64)
-            row[snapshot_nodes(s, graph)] = np.arange(len(s.table))
-            self._rows.append(row)
+        # per snapshot: (N,) row of each global node, -1 when absent
+        self._rows = [snapshot_rows(s, graph) for s in self.snapshots]
 
     def compute(self, user: np.ndarray, ad: np.ndarray, t: np.ndarray) -> pl.DataFrame:
         """Feature columns for examples (global user and ad indices, request times)."""

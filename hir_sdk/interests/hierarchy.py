@@ -41,6 +41,13 @@ def snapshot_nodes(snapshot: EntityEmbeddings, graph: TemporalGraph) -> np.ndarr
     return out
 
 
+def snapshot_rows(snapshot: EntityEmbeddings, graph: TemporalGraph) -> np.ndarray:
+    """(graph.num_nodes,) snapshot row of every global node, -1 where it is not in it."""
+    row = np.full(graph.num_nodes, -1, dtype=np.int64)
+    row[snapshot_nodes(snapshot, graph)] = np.arange(len(snapshot.table))
+    return row
+
+
 def parents(snapshot: EntityEmbeddings, level: int) -> np.ndarray:
     """(K_level,) parent primitive (in level - 1) of each primitive of `level` >= 1."""
     if not 1 <= level < snapshot.levels:
@@ -87,9 +94,7 @@ def super_graph(
     *,
     roles: tuple[str, ...] = ENGAGEMENT_ROLES,
 ) -> SuperGraph:
-    nodes = snapshot_nodes(snapshot, graph)
-    row_of = np.full(graph.num_nodes, -1, dtype=np.int64)
-    row_of[nodes] = np.arange(len(nodes))
+    row_of = snapshot_rows(snapshot, graph)
     codes = graph.edge_type_codes(
         [s.key for r in roles for s in graph.manifest.edge_types_with_role(r)]
     )

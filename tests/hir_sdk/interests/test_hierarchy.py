@@ -20,6 +20,7 @@ from hir_sdk.interests.hierarchy import (
     proximity,
     served_primitives,
     snapshot_nodes,
+    snapshot_rows,
     super_graph,
 )
 from hir_sdk.interests.hierarchy_svg import hierarchy_svg
@@ -37,6 +38,9 @@ def test_snapshot_rows_map_to_their_nodes(snapshot, graph):
     types = np.asarray(graph.node_types)[graph.node_type_of(nodes)]
     assert (types == snapshot.table["node_type"].cast(pl.String).to_numpy()).all()
     assert (graph.node_ids_of(nodes) == snapshot.table["node_id"].to_numpy()).all()
+    rows = snapshot_rows(snapshot, graph)
+    assert (rows[nodes] == np.arange(len(nodes))).all()
+    assert (rows >= 0).sum() == len(nodes) and rows.min() == -1
 
 
 def test_levels_nest_and_sizes_add_up(snapshot):
