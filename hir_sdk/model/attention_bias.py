@@ -119,6 +119,8 @@ def padded_tokens(ctx: BiasContext) -> tuple[torch.Tensor, torch.Tensor]:
 def dense_bias(ctx: BiasContext) -> torch.Tensor:
     """(B, H, N, N) bias with -inf on padded keys: the DENSE path's attention mask."""
     token, valid = padded_tokens(ctx)
+    if _eager_inference():
+        return _inference_bias(ctx, token, valid)
     heads = ctx.spd_table.shape[1]
     q = token[:, :, None, None]
     k = token[:, None, :, None]
@@ -126,6 +128,47 @@ def dense_bias(ctx: BiasContext) -> torch.Tensor:
     bias = _value(ctx, q, k, h)  # (B, N, N, H)
     bias = bias.masked_fill(~valid[:, None, :, None], float("-inf"))
     return bias.permute(0, 3, 1, 2)
+
+
+def _eager_inference() -> bool:
+    """No gradients and no tracing or compiling: `_inference_bias` may replace `_value`."""
+    return not (torch.is_grad_enabled() or torch.jit.is_tracing() or torch.compiler.is_compiling())
+
+
+def _inference_bias(ctx: BiasContext, token: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """`dense_bias`'s values, bit for bit, in far fewer passes, and contiguous (attention
+    would otherwise copy the permuted bias in every layer). Inference only: no gradient
+    reaches the tables.
+
+    The three small tables are summed ahead into one row per (spd, type pair, recency)
+    code, with the same float additions in the same order, plus a row of -inf for padded
+    keys; indices are built once per pair (not per pair and head) by broadcasting
+    per-token parts. Pairs without an edge add the zero row, i.e. `+ 0.0`; pairs with an
+    edge (few) get their own edge row added apart.
+    """
+    spd, types, ages = ctx.spd_table, ctx.pair_table, ctx.time_table
+    table = (spd[:, None, None, :] + types[None, :, None, :]) + ages[None, None, :, :]
+    table = table.reshape(-1, table.shape[-1])
+    masked = table.new_full((1, table.shape[1]), float("-inf"))
+    by_head = torch.cat([table + 0.0, masked]).T.contiguous()  # (H, codes + 1)
+    doc = ctx.doc[token].clamp(min=0)  # as pair_index, per token
+    local = ctx.local[token]
+    row = ctx.spd_offsets[doc] + local * ctx.sizes[doc]
+    idx = (row[:, :, None] + local[:, None, :]).clamp_(0, max(len(ctx.spd) - 1, 0))
+    node_type = ctx.node_type[token]
+    code = ctx.spd[idx] * len(types) + (node_type * ctx.num_types)[:, :, None]
+    code += node_type[:, None, :]
+    code *= len(ages)
+    code += ctx.recency[token][:, None, :]
+    code.masked_fill_(~valid[:, None, :], len(table))  # padded keys: the -inf row
+    batch, n = token.shape
+    bias = torch.empty(batch, len(by_head), n, n, dtype=table.dtype, device=table.device)
+    for h, values in enumerate(by_head):
+        bias[:, h] = values[code]
+    edge = ctx.edge_code[idx]
+    at = torch.nonzero((edge != len(ctx.edge_bias) - 1) & valid[:, None, :], as_tuple=True)
+    bias.permute(0, 2, 3, 1)[at] = table[code[at]] + ctx.edge_bias[edge[at]]
+    return bias
 
 
 def score_mod(ctx: BiasContext):  # noqa: ANN201 - FlexAttention's callable type

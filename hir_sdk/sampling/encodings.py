@@ -105,12 +105,41 @@ def landing_probabilities(adj: np.ndarray, steps: int) -> np.ndarray:
     return out
 
 
+def walk_encodings(
+    adj: np.ndarray, mask: np.ndarray, max_distance: int, steps: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """`(shortest_paths(adj, mask, max_distance), landing_probabilities(adj, steps))`, the
+    same arrays, from one sequence of walk matrix powers.
+
+    `P^k[i, j] > 0` exactly when some walk of length k joins i and j (its terms are
+    products of positive transition probabilities, at least `N^-k`, far from underflow),
+    so the distance is the first k with a positive entry: the powers the landing
+    probabilities need give the distances too, without the breadth-first products.
+    """
+    far = max_distance + 1
+    batch, n, _ = adj.shape
+    deg = adj.sum(axis=2, keepdims=True)
+    walk = np.divide(adj, deg, out=np.zeros_like(adj), where=deg > 0)
+    power = walk.copy()
+    rw = np.empty((batch, n, steps), dtype=np.float32)
+    dist = np.full((batch, n, n), far, dtype=np.int8)
+    idx = np.arange(n)
+    dist[:, idx, idx] = np.where(mask, 0, far)
+    for k in range(max(steps, max_distance)):
+        if k < steps:
+            rw[:, :, k] = np.diagonal(power, axis1=1, axis2=2)
+        if k < max_distance:
+            dist[(power > 0) & (dist == far)] = k + 1
+        if k + 1 < max(steps, max_distance):
+            power = np.matmul(power, walk)
+    return dist, rw
+
+
 def encode(graph: TemporalGraph, sub: Subgraphs, config: EncodingConfig | None = None) -> Encodings:
     config = config or EncodingConfig()
     sizes = sub.sizes()
     adj, mask = padded_adjacency(sub)
-    spd = shortest_paths(adj, mask, config.max_distance)
-    rw = landing_probabilities(adj, config.rw_steps)
+    spd, rw = walk_encodings(adj, mask, config.max_distance, config.rw_steps)
     valid = mask.reshape(-1)
     blocks = [spd[b, :n, :n].reshape(-1) for b, n in enumerate(sizes.tolist())]
     spd_offsets = np.zeros(sub.batch_size + 1, dtype=np.int64)

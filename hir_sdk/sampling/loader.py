@@ -26,7 +26,7 @@ from hir_sdk.graph.temporal_graph import TemporalGraph
 from hir_sdk.sampling.config import SamplerConfig, ViewConfig
 from hir_sdk.sampling.encodings import EncodingConfig, encode
 from hir_sdk.sampling.node_features import NodeFeaturizer
-from hir_sdk.sampling.packing import PackedBatch, pack
+from hir_sdk.sampling.packing import PackedBatch, bucket_length, pack
 from hir_sdk.sampling.subgraphs import Subgraphs
 from hir_sdk.sampling.views import ViewSampler
 from hir_sdk.schema.manifest import SECONDS_PER_DAY
@@ -137,7 +137,11 @@ class BatchBuilder:
     def _pack(self, sub: Subgraphs) -> PackedBatch:
         features = None
         if self.featurizer is not None:
-            features = self.featurizer.features(sub.nodes, np.repeat(sub.cutoffs, sub.sizes()))
+            features = self.featurizer.features(
+                sub.nodes,
+                np.repeat(sub.cutoffs, sub.sizes()),
+                length=bucket_length(max(len(sub.nodes), 1)),
+            )
         return pack(
             sub, encode(self.graph, sub, self.encoding), self.encoding.far, features=features
         )

@@ -41,18 +41,26 @@ class NodeFeatures:
 
     def padded(self, length: int) -> NodeFeatures:
         """The same features padded with zeros to `length` rows."""
+        if len(self.recency) == length:
+            return self
+        return self.take(np.arange(len(self.recency)), length)
 
-        def pad(a: np.ndarray) -> np.ndarray:
-            out = np.zeros((length,) + a.shape[1:], dtype=a.dtype)
-            out[: len(a)] = a
+    def take(self, rows: np.ndarray, length: int | None = None) -> NodeFeatures:
+        """Rows `rows` of these features, padded with zeros to `length` rows."""
+        length = len(rows) if length is None else length
+
+        def take(a: np.ndarray) -> np.ndarray:
+            out = np.empty((length,) + a.shape[1:], dtype=a.dtype)
+            np.take(a, rows, axis=0, out=out[: len(rows)], mode="clip")  # unbuffered
+            out[len(rows) :] = 0
             return out
 
         return NodeFeatures(
-            pad(self.stats),
-            pad(self.recency),
-            pad(self.content),
-            pad(self.has_content),
-            pad(self.dhe),
+            take(self.stats),
+            take(self.recency),
+            take(self.content),
+            take(self.has_content),
+            take(self.dhe),
         )
 
 
@@ -118,9 +126,27 @@ class NodeFeaturizer:
     def content_dim(self) -> int:
         return 0 if self.knowledge is None else self.knowledge.dim
 
-    def features(self, nodes: np.ndarray, cutoffs: np.ndarray) -> NodeFeatures:
+    def features(
+        self, nodes: np.ndarray, cutoffs: np.ndarray, length: int | None = None
+    ) -> NodeFeatures:
+        """Features of each `(nodes[i], cutoffs[i])` token, padded with zeros to `length`
+        rows (default: one row per token).
+
+        They depend on the pair only, so each distinct pair is computed once (a batch of
+        views repeats popular nodes), in node order (the index searches then walk their
+        tables forwards), and the rows are copied out to the tokens.
+        """
         nodes = np.asarray(nodes, dtype=np.int64)
         cutoffs = np.asarray(cutoffs, dtype=np.int64)
+        order = np.lexsort((cutoffs, nodes))
+        new = np.ones(len(order), dtype=bool)
+        new[1:] = (np.diff(nodes[order]) != 0) | (np.diff(cutoffs[order]) != 0)
+        distinct = order[new]
+        rows = np.empty(len(order), dtype=np.int64)
+        rows[order] = np.cumsum(new) - 1
+        return self._features(nodes[distinct], cutoffs[distinct]).take(rows, length)
+
+    def _features(self, nodes: np.ndarray, cutoffs: np.ndarray) -> NodeFeatures:
         types = np.arange(self.num_edge_types, dtype=np.int64)
         groups = nodes[:, None] * self.num_edge_types + types[None, :]
         degree = self._by_type.count_before(
@@ -144,7 +170,7 @@ class NodeFeaturizer:
         return NodeFeatures(
             stats=stats,
             recency=recency,
-            content=content.astype(np.float32),
+            content=content.astype(np.float32, copy=False),
             has_content=has_content,
             dhe=dhe,
         )
