@@ -23,6 +23,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=None, help="overrides the config's seed")
     parser.add_argument("--max-steps", type=int, default=None, help="stop early at this step")
     parser.add_argument(
+        "--until",
+        default=None,
+        help="end the training window early (ISO time, seconds or a split name); "
+        "overrides the config's train_until",
+    )
+    parser.add_argument(
         "--resume", action="store_true", help="continue from OUT/checkpoints/last.pt"
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -33,6 +39,8 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(args.config) if args.config else TrainConfig()
     if args.seed is not None:
         config = dataclasses.replace(config, seed=args.seed)
+    if args.until is not None:
+        config = dataclasses.replace(config, train_until=args.until)
     distributed = init_from_env()
     try:
         trainer = Trainer(args.data, args.out, config)

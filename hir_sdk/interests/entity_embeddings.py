@@ -130,6 +130,7 @@ def embed_entities(
         "checkpoint": checkpoint,
         "step": embedder.step,
         "trained_on": embedder.trained_on,
+        "trained_until": embedder.trained_until,  # the encoder saw no edge from here on
         "data_fingerprint": graph.fingerprint,
         "as_of": embedder.as_of,
         "as_of_iso": iso_time(embedder.as_of),

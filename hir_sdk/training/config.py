@@ -101,6 +101,7 @@ class TrainConfig:
     num_workers: int = 0
     device: str = "auto"  # "auto" (CUDA when present), "cpu" or "cuda"
     use_content: bool = False  # embed entity text with the content encoder (slow first run)
+    train_until: str = ""  # end the training window early (a time, see training.as_of)
     model: ModelSizes = field(default_factory=ModelSizes)
     optim: OptimConfig = field(default_factory=OptimConfig)
     distill: DistillConfig = field(default_factory=DistillConfig)

@@ -14,7 +14,6 @@ on (new entities, later days), as long as it declares the same node and edge typ
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 
 import numpy as np
@@ -26,34 +25,11 @@ from hir_sdk.model import HierarchicalEncoder, Impl, choose_impl
 from hir_sdk.sampling import SamplerConfig
 from hir_sdk.sampling.loader import BatchBuilder
 from hir_sdk.schema import load_dataset
+from hir_sdk.training.as_of import parse_as_of, trained_until
 from hir_sdk.training.checkpoint import load_checkpoint
 from hir_sdk.training.config import load_config
 from hir_sdk.training.embed_nodes import embed_nodes
 from hir_sdk.training.encoder_setup import encoder_config, make_featurizer
-
-SPLIT_NAMES = ("start", "validation_start", "test_start", "end")
-
-
-def parse_as_of(value: str | int, splits: object) -> int:
-    """Seconds since the epoch from integer seconds, an ISO date or time (UTC unless it
-    says otherwise), or the name of a split boundary of the manifest (`test_start`)."""
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    text = str(value).strip()
-    if text in SPLIT_NAMES:
-        return int(getattr(splits, text))
-    if text.lstrip("-").isdigit():
-        return int(text)
-    try:
-        moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise InputError(
-            f"--as-of {text!r} is not a time: give ISO-8601 (2026-03-01 or "
-            f"2026-03-01T12:00:00Z), integer seconds, or one of {list(SPLIT_NAMES)}"
-        ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.timezone.utc)
-    return int(moment.timestamp())
 
 
 class Embedder:
@@ -73,6 +49,8 @@ class Embedder:
         dataset = load_dataset(data)
         self.graph = graph = build_graph(dataset)
         self.as_of = parse_as_of(as_of, graph.manifest.time)
+        # the encoder saw no edge at or after this time (see training.as_of)
+        self.trained_until = trained_until(config.train_until, graph.manifest.time)
         path = self.run / "checkpoints" / f"{checkpoint}.pt"
         state = load_checkpoint(path)
         self.step = int(state["step"])

@@ -42,6 +42,7 @@ from hir_sdk.sampling.loader import (
 )
 from hir_sdk.sampling.packing import PackedBatch
 from hir_sdk.schema import load_dataset
+from hir_sdk.training.as_of import training_graph
 from hir_sdk.training.checkpoint import load_checkpoint, save_checkpoint
 from hir_sdk.training.cluster_queue import ClusterQueue
 from hir_sdk.training.config import TrainConfig
@@ -84,7 +85,7 @@ class Trainer:
         self.run = Path(run)
         c = self.config
         dataset = load_dataset(data)
-        self.graph = graph = build_graph(dataset)
+        self.graph = graph = training_graph(build_graph(dataset), c.train_until)
         self.owners = owner_of_nodes(graph)
         self.featurizer = make_featurizer(dataset, graph, c)
         self.sampler_config = sampler or SamplerConfig(seed=c.seed)
@@ -326,6 +327,7 @@ class Trainer:
             "dataset": self.graph.manifest.name,
             "attention": self.impl.value,
             "world_size": self.world_size,
+            "trained_until": self.graph.manifest.time.validation_start,
         }
         atomic_write_text(self.run / "meta.json", json.dumps(meta, indent=2) + "\n")
 

@@ -12,7 +12,8 @@ import pytest
 from hir_sdk.cli.main import main
 from hir_sdk.graph import build_graph_from_dir
 from hir_sdk.interests import embed_entities, read_embeddings
-from hir_sdk.training.embedder import Embedder, parse_as_of
+from hir_sdk.training.as_of import parse_as_of
+from hir_sdk.training.embedder import Embedder
 
 
 def test_snapshot_holds_every_entity_that_exists_at_as_of(snapshot, tiny_world):
