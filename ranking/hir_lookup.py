@@ -1,0 +1,116 @@
+"""As-of lookups into HIR snapshots: the embedding, clusters and BoM tokens an entity had
+at a request time.
+
+For a query `(node, t)` the snapshot used is the latest one with `as_of <= t` (a snapshot
+at `as_of` only saw edges before it), never a newer one. With none, or when the entity is
+missing from it, `found` is False and the values are fill values (zeros, -1).
+
+Snapshots also say until when their encoder trained (`trained_until`): a ranker that fits
+on examples earlier than that would learn from features whose encoder saw the examples'
+labels; `check_fit_window` refuses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from hir_sdk.errors import InputError
+from hir_sdk.graph import TemporalGraph
+from hir_sdk.interests import EntityEmbeddings
+from hir_sdk.interests.hierarchy import snapshot_rows
+from hir_sdk.schema.manifest import iso_time
+
+UNKNOWN = np.iinfo(np.int64).max
+
+
+@dataclass(frozen=True)
+class HirRows:
+    """What `HirLookup.lookup` returns; arrays shaped like the query plus a last axis."""
+
+    z: np.ndarray  # (..., D) float32, zeros where not found
+    clusters: np.ndarray  # (..., levels) int64, -1 where not found
+    tokens: np.ndarray  # (..., M) token ids m * K + k, -1 where not found
+    found: np.ndarray  # (...) bool
+
+
+class HirLookup:
+    def __init__(self, graph: TemporalGraph, snapshots: Sequence[EntityEmbeddings]) -> None:
+        if not snapshots:
+            raise ValueError("HirLookup needs at least one snapshot")
+        levels = {s.levels for s in snapshots}
+        dims = {s.embeddings().shape[1] for s in snapshots}
+        if len(levels) != 1 or len(dims) != 1:
+            raise ValueError(
+                f"snapshots disagree on levels {sorted(levels)} or dimensions {sorted(dims)}"
+            )
+        self.snapshots = sorted(snapshots, key=lambda s: s.as_of)
+        self.as_of = np.array([s.as_of for s in self.snapshots], dtype=np.int64)
+        self.levels = levels.pop()
+        self.dim = dims.pop()
+        self.codebooks = int(self.snapshots[0].tokens().shape[1])
+        self.codewords = max(int(s.meta["bom"]["codewords"]) for s in self.snapshots)
+        self.prototype_sizes = [int(p.shape[0]) for p in self.snapshots[0].prototypes]
+        # per snapshot: (N,) row of each global node, -1 when absent
+        self._rows = [snapshot_rows(s, graph) for s in self.snapshots]
+        self._z = [s.embeddings() for s in self.snapshots]
+        self._tokens = [s.tokens() for s in self.snapshots]
+        self._clusters = [
+            np.stack([s.clusters(level) for level in range(self.levels)], axis=1).astype(np.int64)
+            for s in self.snapshots
+        ]
+
+    @property
+    def trained_until(self) -> int:
+        """The latest end of a training window among the snapshots' encoders (unknown, for
+        snapshots written before it was recorded, counts as the far future)."""
+        return max(int(s.meta.get("trained_until", UNKNOWN)) for s in self.snapshots)
+
+    def check_fit_window(self, earliest_example: int, what: str = "ranker") -> None:
+        """Refuse fitting on examples dated before the encoder's training window ended."""
+        if self.trained_until == UNKNOWN:
+            raise InputError(
+                "a HIR snapshot does not record when its encoder's training window ended; "
+                "re-embed it with this version (hir embed)"
+            )
+        if earliest_example < self.trained_until:
+            raise InputError(
+                f"the {what} would fit on examples from {iso_time(earliest_example)}, before "
+                f"the HIR encoder's training window ended ({iso_time(self.trained_until)}): "
+                "its features would have seen those examples' labels. Train the encoder "
+                "with an earlier train_until (hir fit --until) or fit on later examples"
+            )
+
+    def snapshot_of(self, t: np.ndarray) -> np.ndarray:
+        """Index of the snapshot each time uses; -1 when none is old enough."""
+        return np.searchsorted(self.as_of, np.asarray(t, dtype=np.int64), side="right") - 1
+
+    def lookup(self, nodes: np.ndarray, t: np.ndarray) -> HirRows:
+        """Embeddings, clusters and tokens of `nodes` as of times `t` (same shape, any)."""
+        nodes = np.asarray(nodes, dtype=np.int64)
+        t = np.broadcast_to(np.asarray(t, dtype=np.int64), nodes.shape)
+        flat_nodes, flat_t = nodes.reshape(-1), t.reshape(-1)
+        n = len(flat_nodes)
+        z = np.zeros((n, self.dim), dtype=np.float32)
+        clusters = np.full((n, self.levels), -1, dtype=np.int64)
+        tokens = np.full((n, self.codebooks), -1, dtype=np.int64)
+        found = np.zeros(n, dtype=bool)
+        pick = self.snapshot_of(flat_t)
+        valid = flat_nodes >= 0
+        for k in range(len(self.snapshots)):
+            mine = np.flatnonzero((pick == k) & valid)
+            rows = self._rows[k][flat_nodes[mine]]
+            hit, rows = mine[rows >= 0], rows[rows >= 0]
+            z[hit] = self._z[k][rows]
+            clusters[hit] = self._clusters[k][rows]
+            tokens[hit] = self._tokens[k][rows]
+            found[hit] = True
+        shape = nodes.shape
+        return HirRows(
+            z=z.reshape(*shape, self.dim),
+            clusters=clusters.reshape(*shape, self.levels),
+            tokens=tokens.reshape(*shape, self.codebooks),
+            found=found.reshape(shape),
+        )
