@@ -1,0 +1,296 @@
+"""The multi-stage sequence ranker, trained and served on deep-funnel examples.
+
+```
+training (joint):   examples (user, ad, owner, t, labels) in shuffled mini-batches
+   unique (user, snapshot_time(t)) --UserModel over <= history events before it--> u
+   u + recent events before t + candidate --OnlineRanker--> click, conversion logits
+   loss = BCE(conversion) + click_weight * BCE(click); early stopping on validation
+serving:            UserEmbeddingCache.refresh for the (user, snapshot) pairs needed
+   (batch, no candidate), then the online ranker per candidate reading the cache;
+   conversion probabilities Platt-calibrated on the validation window
+```
+HIR enters three ways when a `HirLookup` is given: the HIR embedding of every event's
+item (both stages), the candidate's HIR embedding and BoM tokens, and the MoE route (the
+candidate's super-interest, cluster level 0). Every lookup is as of the time the stage
+reads it: the snapshot time for stage 1, the request time for stage 2.
+
+A click label is a click by the user on the same ad within `click_window_s` after the
+exposure (read only within the example's window, like the conversion label).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+import torch
+import torch.nn.functional as F
+
+from hir_sdk.graph import TemporalGraph
+from hir_sdk.graph.event_index import EventIndex
+from hir_sdk.ranking.calibration import PlattScaling
+from hir_sdk.ranking.hir_lookup import HirLookup
+from hir_sdk.ranking.sequence.dense_inputs import DenseScaler
+from hir_sdk.ranking.sequence.history import EventHistory, EventWindow
+from hir_sdk.ranking.sequence.online_ranker import (
+    CandidateInputs,
+    OnlineRanker,
+    OnlineRankerConfig,
+)
+from hir_sdk.ranking.sequence.user_cache import DAY, UserEmbeddingCache, snapshot_time
+from hir_sdk.ranking.sequence.user_model import UserModel, UserModelConfig
+
+
+PROBABILITY_FLOOR = 1e-7  # predictions stay inside (0, 1): log loss stays finite
+
+
+@dataclass(frozen=True)
+class MultiStageConfig:
+    user_model: UserModelConfig = field(default_factory=UserModelConfig)
+    ranker: OnlineRankerConfig = field(default_factory=OnlineRankerConfig)
+    refresh_s: int = DAY  # stage-1 cache refresh period
+    epochs: int = 3
+    batch_size: int = 256
+    lr: float = 2e-3
+    weight_decay: float = 1e-4
+    click_weight: float = 0.5
+    click_window_s: int = DAY
+    max_train_examples: int = 40_000  # a seeded sample of the training window
+    max_valid_examples: int = 20_000
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if min(self.refresh_s, self.epochs, self.batch_size, self.click_window_s) < 1:
+            raise ValueError("MultiStageConfig: refresh_s, epochs, batch_size must be >= 1")
+
+
+@dataclass(frozen=True)
+class RankingExamples:
+    """Examples as the ranker reads them: global indices, request times, labels, and the
+    dense as-of feature frame (one row each)."""
+
+    user: np.ndarray
+    ad: np.ndarray
+    owner: np.ndarray
+    ts: np.ndarray
+    label: np.ndarray
+    dense: pl.DataFrame
+
+    @classmethod
+    def of(cls, frame: pl.DataFrame, dense: pl.DataFrame) -> RankingExamples:
+        return cls(
+            *(frame[c].to_numpy().astype(np.int64) for c in ("user", "ad", "owner", "ts")),
+            frame["label"].to_numpy().astype(np.float32),
+            dense,
+        )
+
+    def take(self, rows: np.ndarray) -> RankingExamples:
+        return RankingExamples(
+            self.user[rows],
+            self.ad[rows],
+            self.owner[rows],
+            self.ts[rows],
+            self.label[rows],
+            self.dense[rows],
+        )
+
+    def __len__(self) -> int:
+        return len(self.user)
+
+
+class MultiStageRanker:
+    name = "multistage"
+
+    def __init__(
+        self,
+        graph: TemporalGraph,
+        hir: HirLookup | None = None,
+        config: MultiStageConfig | None = None,
+        *,
+        history: EventHistory | None = None,
+    ) -> None:
+        self.graph, self.hir = graph, hir
+        self.config = config or MultiStageConfig()
+        self.history = history or EventHistory(graph)
+        clicks = graph.edge_type_codes(
+            [s.key for s in graph.manifest.edge_types_with_role("click")]
+        )
+        mask = np.isin(graph.etype, clicks)
+        self._clicks = EventIndex(
+            graph.src[mask] * graph.num_nodes + graph.dst[mask], graph.ts[mask]
+        )
+        self.user_model: UserModel | None = None
+        self.ranker: OnlineRanker | None = None
+        self.scaler: DenseScaler | None = None
+        self.calibration = PlattScaling()
+        self.cache: UserEmbeddingCache | None = None
+        self.history_log: list[dict[str, float]] = []
+
+    # ---- inputs ------------------------------------------------------------------------
+    def _events(self, window: EventWindow, t: np.ndarray) -> tuple[torch.Tensor, ...]:
+        hir_z = hir_found = None
+        if self.hir is not None:
+            rows = self.hir.lookup(window.item, t[:, None])
+            hir_z = torch.from_numpy(rows.z)
+            hir_found = torch.from_numpy(rows.found & window.mask)
+        return (
+            torch.from_numpy(window.item),
+            torch.from_numpy(window.action),
+            torch.from_numpy(window.age),
+            torch.from_numpy(window.mask),
+            hir_z,
+            hir_found,
+        )
+
+    def _stage1(self, users: np.ndarray, as_of: np.ndarray) -> torch.Tensor:
+        window = self.history.window(users, as_of, self.config.user_model.history).trimmed()
+        return self.user_model(*self._events(window, as_of))
+
+    def embed_users(self, users: np.ndarray, as_of: np.ndarray) -> np.ndarray:
+        """Stage 1 alone: (n, out_dim) user embeddings as of snapshot times (no grad)."""
+        self.user_model.eval()
+        with torch.inference_mode():
+            return self._stage1(np.asarray(users), np.asarray(as_of)).numpy()
+
+    def _candidates(self, ex: RankingExamples) -> CandidateInputs:
+        n = len(ex)
+        if self.hir is not None:
+            rows = self.hir.lookup(ex.ad, ex.ts)
+            z, found, bom = rows.z, rows.found, rows.tokens
+            route = rows.clusters[:, 0]
+        else:
+            z = np.zeros((n, 0), dtype=np.float32)
+            found = np.zeros(n, dtype=bool)
+            bom = np.full((n, 1), -1, dtype=np.int64)
+            route = np.full(n, -1, dtype=np.int64)
+        return CandidateInputs(
+            ad=torch.from_numpy(ex.ad),
+            owner=torch.from_numpy(ex.owner),
+            bom=torch.from_numpy(bom),
+            hir=torch.from_numpy(z),
+            hir_found=torch.from_numpy(found),
+            route=torch.from_numpy(route),
+            dense=torch.from_numpy(self.scaler.transform(ex.dense)),
+        )
+
+    def _logits(self, ex: RankingExamples, user: torch.Tensor) -> torch.Tensor:
+        recent = self.history.window(ex.user, ex.ts, self.config.ranker.recent)
+        return self.ranker(user, self._events(recent, ex.ts), self._candidates(ex))
+
+    def click_labels(self, ex: RankingExamples) -> np.ndarray:
+        pair = ex.user * self.graph.num_nodes + ex.ad
+        return (
+            self._clicks.count_between(pair, ex.ts, ex.ts + self.config.click_window_s) > 0
+        ).astype(np.float32)
+
+    # ---- training ----------------------------------------------------------------------
+    def _build(self, train: RankingExamples) -> None:
+        c = self.config
+        torch.manual_seed(c.seed)
+        hir_dim = self.hir.dim if self.hir is not None else 0
+        self.scaler = DenseScaler(train.dense)
+        self.user_model = UserModel(c.user_model, self.history.num_actions, hir_dim)
+        bom_vocab = self.hir.codebooks * self.hir.codewords if self.hir is not None else 1
+        routes = self.hir.prototype_sizes[0] if self.hir is not None else 0
+        self.ranker = OnlineRanker(
+            c.ranker,
+            num_actions=self.history.num_actions,
+            user_dim=c.user_model.out_dim,
+            hir_dim=hir_dim,
+            dense_dim=self.scaler.width,
+            bom_vocab=bom_vocab,
+            routes=routes,
+        )
+
+    def _sample(self, ex: RankingExamples, limit: int, salt: int) -> RankingExamples:
+        if len(ex) <= limit:
+            return ex
+        rng = np.random.default_rng([self.config.seed, salt])
+        return ex.take(np.sort(rng.choice(len(ex), limit, replace=False)))
+
+    def _batch_loss(self, ex: RankingExamples, clicks: np.ndarray) -> torch.Tensor:
+        c = self.config
+        snap = snapshot_time(ex.ts, c.refresh_s)
+        pairs, inverse = np.unique(np.stack([ex.user, snap], 1), axis=0, return_inverse=True)
+        u = self._stage1(pairs[:, 0], pairs[:, 1])[torch.from_numpy(inverse.reshape(-1))]
+        logits = self._logits(ex, u)
+        conv = F.binary_cross_entropy_with_logits(logits[:, 1], torch.from_numpy(ex.label))
+        click = F.binary_cross_entropy_with_logits(logits[:, 0], torch.from_numpy(clicks))
+        return conv + c.click_weight * click
+
+    def fit(self, train: RankingExamples, valid: RankingExamples) -> MultiStageRanker:
+        c = self.config
+        train = self._sample(train, c.max_train_examples, 1)
+        valid = self._sample(valid, c.max_valid_examples, 2)
+        self._build(train)
+        clicks = self.click_labels(train)
+        params = [*self.user_model.parameters(), *self.ranker.parameters()]
+        optimizer = torch.optim.AdamW(params, lr=c.lr, weight_decay=c.weight_decay)
+        rng = np.random.default_rng([c.seed, 3])
+        best, best_state = float("inf"), None
+        for epoch in range(c.epochs):
+            self.user_model.train()
+            self.ranker.train()
+            order = rng.permutation(len(train))
+            total = 0.0
+            for start in range(0, len(order), c.batch_size):
+                rows = np.sort(order[start : start + c.batch_size])
+                loss = self._batch_loss(train.take(rows), clicks[rows])
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(params, 1.0)
+                optimizer.step()
+                total += loss.item() * len(rows)
+            logits = self.logits(valid, cache=self._new_cache())
+            val = float(
+                F.binary_cross_entropy_with_logits(
+                    torch.from_numpy(logits), torch.from_numpy(valid.label)
+                )
+            )
+            self.history_log.append(
+                {"epoch": epoch + 1, "train_loss": total / len(train), "val_conv_logloss": val}
+            )
+            if val < best:
+                best = val
+                best_state = (
+                    {k: v.clone() for k, v in self.user_model.state_dict().items()},
+                    {k: v.clone() for k, v in self.ranker.state_dict().items()},
+                    logits,
+                )
+        self.user_model.load_state_dict(best_state[0])
+        self.ranker.load_state_dict(best_state[1])
+        self.calibration = PlattScaling.fit(best_state[2], valid.label)
+        return self
+
+    # ---- serving -----------------------------------------------------------------------
+    def logits(
+        self, ex: RankingExamples, *, cache: UserEmbeddingCache | None = None, batch: int = 2048
+    ) -> np.ndarray:
+        """Uncalibrated conversion logits: refresh the stage-1 cache for the (user,
+        snapshot) pairs needed, then run the online stage reading it."""
+        if cache is None:
+            cache = self.cache if self.cache is not None else self._new_cache()
+        snap = snapshot_time(ex.ts, self.config.refresh_s)
+        cache.refresh(self.embed_users, ex.user, snap, cost=self.history.count_before)
+        self.ranker.eval()
+        out = np.zeros(len(ex), dtype=np.float64)
+        with torch.inference_mode():
+            for start in range(0, len(ex), batch):
+                rows = np.arange(start, min(start + batch, len(ex)))
+                part = ex.take(rows)
+                u = torch.from_numpy(cache.get(part.user, snap[rows]))
+                out[rows] = self._logits(part, u)[:, 1].double().numpy()
+        return out
+
+    def predict(self, ex: RankingExamples) -> np.ndarray:
+        """Calibrated conversion probabilities."""
+        if self.ranker is None:
+            raise RuntimeError("MultiStageRanker.predict before fit")
+        if self.cache is None:
+            self.cache = self._new_cache()
+        p = self.calibration(self.logits(ex, cache=self.cache))
+        return np.clip(p, PROBABILITY_FLOOR, 1 - PROBABILITY_FLOOR)
+
+    def _new_cache(self) -> UserEmbeddingCache:
+        return UserEmbeddingCache(self.config.user_model.out_dim)
