@@ -4,21 +4,31 @@ paired A/B on the test window -> report folder.
 Models train on the train window, select (early stopping) on validation, and are scored
 on the test window; every feature is as of its example's request time and every label is
 read only up to its window's horizon.
+
+Models: `xgboost` (hand-crafted as-of features), `popularity` (the floor), and two that
+read HIR snapshots of an encoder run (`config.run`): `xgboost+hir` (the same XGBoost with
+HIR feature columns) and `multistage` (the sequence ranker). When either arm reads HIR,
+*both* arms fit on the training examples dated at or after the end of the encoder's
+training window (`hir fit --until`), so the comparison stays paired and no HIR feature
+comes from an encoder that saw its example's label.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from hir_sdk import __version__
 from hir_sdk.errors import InputError
 from hir_sdk.evaluation.ab import ABResult, compare
 from hir_sdk.evaluation.examples import WINDOWS, Examples, build_examples
+from hir_sdk.evaluation.hir_snapshots import build_hir_lookup
 from hir_sdk.evaluation.report import ModelCurves, Report, render_markdown
 from hir_sdk.evaluation.report_html import render_html
 from hir_sdk.evaluation.slices import test_slices
@@ -27,10 +37,14 @@ from hir_sdk.graph.owners import owner_of_nodes
 from hir_sdk.io.atomic import atomic_output_dir
 from hir_sdk.ranking.baselines import PopularityModel, XGBoostBaseline, XGBoostConfig
 from hir_sdk.ranking.features import AsOfFeatures
+from hir_sdk.ranking.hir_features import HirFeatures
+from hir_sdk.ranking.hir_lookup import HirLookup
+from hir_sdk.ranking.sequence import MultiStageConfig, MultiStageRanker, RankingExamples
 from hir_sdk.schema import load_dataset
 from hir_sdk.schema.manifest import iso_time
 
-MODELS = ("xgboost", "popularity")
+MODELS = ("xgboost", "popularity", "xgboost+hir", "multistage")
+HIR_MODELS = ("xgboost+hir", "multistage")
 
 
 @dataclass(frozen=True)
@@ -43,6 +57,8 @@ class ABConfig:
     seed: int = 0
     sparse_user_events: int = 5
     xgboost: XGBoostConfig = field(default_factory=XGBoostConfig)
+    run: str | None = None  # encoder run whose snapshots the HIR models read
+    multistage: MultiStageConfig = field(default_factory=MultiStageConfig)
 
     def __post_init__(self) -> None:
         for role in (self.control, self.treatment):
@@ -50,6 +66,10 @@ class ABConfig:
                 raise InputError(f"unknown model {role!r}; choose from {list(MODELS)}")
         if self.control == self.treatment:
             raise InputError("control and treatment must be different models")
+
+    @property
+    def hir_arms(self) -> list[str]:
+        return [m for m in (self.control, self.treatment) if m in HIR_MODELS]
 
 
 @dataclass(frozen=True)
@@ -60,10 +80,44 @@ class ABRun:
     timings: dict[str, float]
 
 
-def _make(name: str, config: ABConfig) -> XGBoostBaseline | PopularityModel:
-    if name == "xgboost":
-        return XGBoostBaseline(config.xgboost)
-    return PopularityModel()
+def _after(ex: Examples, start: int) -> Examples:
+    return dataclasses.replace(ex, frame=ex.frame.filter(pl.col("ts") >= start))
+
+
+def _fit_predict(
+    name: str,
+    config: ABConfig,
+    graph: TemporalGraph,
+    examples: dict[str, Examples],
+    X: dict[str, pl.DataFrame],
+    hir: HirLookup | None,
+) -> tuple[object, np.ndarray]:
+    """Fit one arm on train (selecting on validation); its test-window predictions."""
+    y = {w: ex.frame["label"].to_numpy() for w, ex in examples.items()}
+    if name == "multistage":
+        data = {w: RankingExamples.of(examples[w].frame, X[w]) for w in WINDOWS}
+        model = MultiStageRanker(graph, hir, config.multistage)
+        model.fit(data["train"], data["validation"])
+        return model, model.predict(data["test"])
+    if name == "xgboost+hir":
+        extra = HirFeatures(graph, hir)
+        X = {
+            w: pl.concat(
+                [
+                    X[w],
+                    extra.compute(*(examples[w].frame[c].to_numpy() for c in ("user", "ad", "ts"))),
+                ],
+                how="horizontal",
+            )
+            for w in WINDOWS
+        }
+        model = XGBoostBaseline(config.xgboost, name="xgboost+hir")
+    elif name == "xgboost":
+        model = XGBoostBaseline(config.xgboost)
+    else:
+        model = PopularityModel()
+    model.fit(X["train"], y["train"], X["validation"], y["validation"])
+    return model, model.predict(X["test"])
 
 
 def _check(examples: dict[str, Examples], graph: TemporalGraph) -> None:
@@ -98,20 +152,36 @@ def run_ab(
     `truth` is a planted-truth folder for per-interest slices (default: `data/truth` when
     it exists).
     """
+    config = config or ABConfig()
     started = time.perf_counter()
     data = Path(data)
     graph = build_graph(load_dataset(data))
     graph_s = time.perf_counter() - started
+    hir = None
+    if config.hir_arms:
+        if config.run is None:
+            raise InputError(
+                f"{' and '.join(config.hir_arms)} read HIR snapshots: give an encoder run "
+                "(--run RUN, trained with hir fit --until TIME before the window to rank)"
+            )
+        hir = build_hir_lookup(config.run, data, graph)
+    hir_s = time.perf_counter() - started - graph_s
     truth_dir = Path(truth) if truth is not None else data / "truth"
-    run = run_ab_on_graph(graph, config, truth=truth_dir if truth_dir.is_dir() else None)
+    run = run_ab_on_graph(graph, config, truth=truth_dir if truth_dir.is_dir() else None, hir=hir)
     run.timings["graph"] = graph_s
+    if hir is not None:
+        run.timings["hir snapshots"] = hir_s
     return run
 
 
 def run_ab_on_graph(
-    graph: TemporalGraph, config: ABConfig | None = None, *, truth: Path | None = None
+    graph: TemporalGraph,
+    config: ABConfig | None = None,
+    *,
+    truth: Path | None = None,
+    hir: HirLookup | None = None,
 ) -> ABRun:
-    """`run_ab` on an already built graph."""
+    """`run_ab` on an already built graph (and HIR snapshots, for the HIR models)."""
     config = config or ABConfig()
     timings: dict[str, float] = {}
     started = time.perf_counter()
@@ -120,6 +190,17 @@ def run_ab_on_graph(
         w: build_examples(graph, w, attribution_days=config.attribution_days, owners=owners)
         for w in WINDOWS
     }
+    if config.hir_arms:
+        if hir is None:
+            raise InputError(f"{' and '.join(config.hir_arms)} need HIR snapshots")
+        examples["train"] = _after(examples["train"], hir.trained_until)
+        if examples["train"].size == 0:
+            raise InputError(
+                f"no labelled training exposures from {iso_time(hir.trained_until)} (the end "
+                "of the HIR encoder's training window) on: train the encoder with an "
+                "earlier --until, at least one attribution window before validation_start"
+            )
+        hir.check_fit_window(int(examples["train"].frame["ts"].min()))
     _check(examples, graph)
     features = AsOfFeatures(graph, owners)
     X, y = {}, {}
@@ -128,14 +209,11 @@ def run_ab_on_graph(
         X[w] = features.compute(f["user"].to_numpy(), f["ad"].to_numpy(), f["ts"].to_numpy())
         y[w] = f["label"].to_numpy()
     timings["examples+features"] = time.perf_counter() - started
-    models = {}
+    models, p = {}, {}
     for name in (config.control, config.treatment):
         mark = time.perf_counter()
-        models[name] = _make(name, config).fit(
-            X["train"], y["train"], X["validation"], y["validation"]
-        )
-        timings[f"fit {name}"] = time.perf_counter() - mark
-    p = {name: model.predict(X["test"]) for name, model in models.items()}
+        models[name], p[name] = _fit_predict(name, config, graph, examples, X, hir)
+        timings[f"fit+predict {name}"] = time.perf_counter() - mark
     test = examples["test"].frame
     slices = test_slices(
         graph,
@@ -165,7 +243,7 @@ def run_ab_on_graph(
         ab=ab,
         control=ModelCurves.of(config.control, y["test"], p[config.control]),
         treatment=ModelCurves.of(config.treatment, y["test"], p[config.treatment]),
-        protocol=_protocol(graph, examples, models, config),
+        protocol=_protocol(graph, examples, models, config, hir),
     )
     predictions = pl.DataFrame(
         {
@@ -182,7 +260,11 @@ def run_ab_on_graph(
 
 
 def _protocol(
-    graph: TemporalGraph, examples: dict[str, Examples], models: dict, config: ABConfig
+    graph: TemporalGraph,
+    examples: dict[str, Examples],
+    models: dict,
+    config: ABConfig,
+    hir: HirLookup | None,
 ) -> dict[str, str]:
     t = graph.manifest.time
     out = {
@@ -204,12 +286,25 @@ def _protocol(
             f"{ex.positives / max(ex.size, 1):.3%}), {ex.censored:,} "
             "censored"
         )
+    if hir is not None and config.hir_arms:
+        snaps = ", ".join(iso_time(int(t)) for t in hir.as_of)
+        out["fit window"] = (
+            f"both arms fit on training examples from {iso_time(hir.trained_until)} (the "
+            f"end of the HIR encoder's training window) on; HIR snapshots as of {snaps}"
+        )
     for name, model in models.items():
         if isinstance(model, XGBoostBaseline):
             top = list(model.feature_importance())[:5]
             out[f"{name}"] = (
                 f"{asdict(config.xgboost)}; best iteration "
                 f"{model.best_iteration}; top features {top}"
+            )
+        elif isinstance(model, MultiStageRanker):
+            last = model.history_log[-1] if model.history_log else {}
+            out[f"{name}"] = (
+                f"user model {asdict(config.multistage.user_model)}; online ranker "
+                f"{asdict(config.multistage.ranker)}; {len(model.history_log)} epochs, "
+                f"last {last}; Platt a={model.calibration.a:.3f} b={model.calibration.b:.3f}"
             )
         else:
             out[f"{name}"] = f"as-of smoothed owner conversion rate ({model.column}), rescaled"

@@ -1,4 +1,7 @@
-"""`hir ab`: offline A/B of two rankers on the test window, with a Markdown + HTML report."""
+"""`hir ab`: offline A/B of two rankers on the test window, with a Markdown + HTML report.
+
+`xgboost+hir` and `multistage` read HIR snapshots of an encoder run (`--run`); both arms
+then fit on the examples after the encoder's training window (see `hir fit --until`)."""
 
 from __future__ import annotations
 
@@ -22,6 +25,12 @@ def register(commands: argparse._SubParsersAction) -> None:
         default=None,
         help="attribution window (default: the manifest's)",
     )
+    parser.add_argument(
+        "--run",
+        default=None,
+        dest="encoder_run",
+        help="HIR encoder run (hir fit --until ...) for xgboost+hir and multistage",
+    )
     parser.add_argument("--bootstrap", type=int, default=200, help="user resamples")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
@@ -41,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
         attribution_days=args.attribution_days,
         n_bootstrap=args.bootstrap,
         seed=args.seed,
+        run=args.encoder_run,
     )
     result = run_ab(args.data, config, truth=args.truth)
     write_report(result, args.out, overwrite=args.overwrite)

@@ -3,17 +3,15 @@ working folder) and prints what the page says it prints."""
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from pathlib import Path
 
-PAGE = Path(__file__).resolve().parents[3] / "docs" / "bom.md"
+from tests.page_example import page_example
 
 
 def test_bom_page_example(tmp_path: Path) -> None:
-    section = PAGE.read_text(encoding="utf-8").split("## Example", 1)[1]
-    code, printed = re.findall(r"```(?:python|text)\n(.*?)```", section, flags=re.S)[:2]
+    code, printed = page_example("bom.md")
     run = subprocess.run(
         [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=False
     )

@@ -1,0 +1,110 @@
+"""`hir ab` with the HIR arms: snapshots of an encoder trained before the ranking window,
+both arms fitted after it, and clear failures when the encoder saw too much."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hir_sdk.cli.main import main
+from hir_sdk.errors import InputError
+from hir_sdk.evaluation.pipeline import ABConfig, run_ab
+from hir_sdk.ranking.baselines import XGBoostConfig
+from hir_sdk.ranking.sequence import MultiStageConfig, OnlineRankerConfig, UserModelConfig
+from hir_sdk.training import TrainConfig, Trainer
+from hir_sdk.training.config import ModelSizes
+
+DAY = 86_400
+SMALL_RANKER = MultiStageConfig(
+    user_model=UserModelConfig(dim=16, heads=2, layers=1, out_dim=8, history=32),
+    ranker=OnlineRankerConfig(dim=16, heads=2, recent=8, hidden=16, experts=2, top_k=1),
+    epochs=1,
+    batch_size=256,
+)
+
+
+@pytest.fixture(scope="module")
+def early_run(tiny_world: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An encoder trained on the first 16 days only."""
+    run = tmp_path_factory.mktemp("early") / "run"
+    config = TrainConfig(
+        steps=4,
+        batch_size=24,
+        eval_every=2,
+        checkpoint_every=2,
+        eval_anchors=32,
+        train_until="2026-01-17",
+        model=ModelSizes(dim=32, out_dim=16, prototypes=(4, 16, 64)),
+    )
+    Trainer(tiny_world, run, config).fit(progress=False)
+    return run
+
+
+def _config(treatment: str, run: Path | None) -> ABConfig:
+    return ABConfig(
+        treatment=treatment,
+        n_bootstrap=20,
+        xgboost=XGBoostConfig(n_estimators=40),
+        run=None if run is None else str(run),
+        multistage=SMALL_RANKER,
+    )
+
+
+def test_xgboost_with_hir_features(tiny_world, early_run):
+    result = run_ab(tiny_world, _config("xgboost+hir", early_run))
+    until = 1_768_608_000  # 2026-01-17
+    assert result.examples["train"].frame["ts"].min() >= until
+    protocol = result.report.protocol
+    assert "fit window" in protocol and "2026-01-17" in protocol["fit window"]
+    assert protocol["fit window"].count("2026-") == 4  # from, and three snapshots
+    p = result.predictions["p_xgboost+hir"].to_numpy()
+    assert np.isfinite(p).all() and ((p > 0) & (p < 1)).all()
+    assert not np.allclose(p, result.predictions["p_xgboost"].to_numpy())
+    assert "hir snapshots" in result.timings
+
+
+def test_multistage_arm_is_deterministic(tiny_world, early_run):
+    a = run_ab(tiny_world, _config("multistage", early_run))
+    b = run_ab(tiny_world, _config("multistage", early_run))
+    p = a.predictions["p_multistage"].to_numpy()
+    assert ((p > 0) & (p < 1)).all()
+    np.testing.assert_array_equal(p, b.predictions["p_multistage"].to_numpy())
+    assert "Platt" in a.report.protocol["multistage"]
+
+
+def test_hir_arms_need_a_run(tiny_world):
+    with pytest.raises(InputError, match="xgboost\\+hir read HIR snapshots: give an encoder run"):
+        run_ab(tiny_world, _config("xgboost+hir", None))
+
+
+def test_encoder_trained_through_the_ranking_window_is_refused(tiny_world, tiny_run):
+    # tiny_run trained until the validation start: no training example is left after it
+    with pytest.raises(InputError, match="no labelled training exposures from"):
+        run_ab(tiny_world, _config("multistage", tiny_run))
+
+
+def test_cli_ab_without_run_exits_2(tiny_world, tmp_path, capsys):
+    out = tmp_path / "ab"
+    code = main(["ab", "--data", str(tiny_world), "--out", str(out), "--treatment", "multistage"])
+    assert code == 2 and not out.exists()
+    assert "give an encoder run" in capsys.readouterr().err
+
+
+def test_snapshot_lookup_refuses_fitting_before_the_encoder_window(tiny_world, early_run):
+    from hir_sdk.evaluation.hir_snapshots import build_hir_lookup
+    from hir_sdk.graph import build_graph_from_dir
+
+    graph = build_graph_from_dir(tiny_world)
+    lookup = build_hir_lookup(early_run, tiny_world, graph, times=[1_768_608_000])
+    lookup.check_fit_window(1_768_608_000)  # at the boundary: fine
+    with pytest.raises(InputError, match="before the HIR encoder's training window ended"):
+        lookup.check_fit_window(1_768_608_000 - 1)
+    stale = dataclasses.replace(lookup.snapshots[0], meta={**lookup.snapshots[0].meta})
+    del stale.meta["trained_until"]
+    from hir_sdk.ranking.hir_lookup import HirLookup
+
+    with pytest.raises(InputError, match="does not record"):
+        HirLookup(graph, [stale]).check_fit_window(0)
