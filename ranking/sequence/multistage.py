@@ -41,7 +41,6 @@ from hir_sdk.ranking.sequence.online_ranker import (
 from hir_sdk.ranking.sequence.user_cache import DAY, UserEmbeddingCache, snapshot_time
 from hir_sdk.ranking.sequence.user_model import UserModel, UserModelConfig
 
-
 PROBABILITY_FLOOR = 1e-7  # predictions stay inside (0, 1): log loss stays finite
 
 
