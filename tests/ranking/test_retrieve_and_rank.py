@@ -1,0 +1,80 @@
+"""Retrieval then ranking: candidates come from the user's snapshot tokens, the order from
+the multi-stage ranker's calibrated scores."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hir_sdk.evaluation.examples import build_examples
+from hir_sdk.ranking.features import AsOfFeatures
+from hir_sdk.ranking.hir_lookup import HirLookup
+from hir_sdk.ranking.retrieve_and_rank import RetrieveAndRank
+from hir_sdk.ranking.sequence import (
+    MultiStageConfig,
+    MultiStageRanker,
+    OnlineRankerConfig,
+    RankingExamples,
+    UserModelConfig,
+)
+
+SMALL = MultiStageConfig(
+    user_model=UserModelConfig(dim=16, heads=2, layers=1, out_dim=8, history=32),
+    ranker=OnlineRankerConfig(dim=16, heads=2, recent=8, hidden=16, experts=2, top_k=1),
+    epochs=1,
+)
+
+
+@pytest.fixture(scope="module")
+def pipeline(snapshot, tiny_graph):
+    g = tiny_graph
+    features = AsOfFeatures(g)
+    data = {}
+    for w in ("validation", "test"):
+        f = build_examples(g, w).frame
+        dense = features.compute(*(f[c].to_numpy() for c in ("user", "ad", "ts")))
+        data[w] = RankingExamples.of(f, dense)
+    ranker = MultiStageRanker(g, HirLookup(g, [snapshot]), SMALL)
+    ranker.fit(data["validation"], data["test"])  # a unit test: any two windows will do
+    return RetrieveAndRank(ranker, features, candidates=30)
+
+
+def test_recommendations_are_ranked_retrieved_candidates(pipeline, snapshot, tiny_graph):
+    g = tiny_graph
+    users = g.type_offsets[g.type_code("user")] + np.arange(0, 200, 10)
+    t = np.full(len(users), g.manifest.time.test_start)
+    out = pipeline.recommend(users, t, k=5)
+    lookup = pipeline.lookup
+    found = lookup.lookup(users, t).found
+    assert found.sum() >= 10
+    assert (out.candidates[~found] == -1).all() and (out.ads[~found] == -1).all()
+    in_snapshot = set(lookup.snapshots[0].table["node_id"].to_list())
+    for i in np.flatnonzero(found):
+        cand = out.candidates[i][out.candidates[i] >= 0]
+        assert len(cand) == 30 and len(set(cand.tolist())) == 30
+        assert set(g.node_ids_of(cand).tolist()) <= in_snapshot
+        assert (g.node_type_of(cand) == g.type_code("ad")).all()
+        assert set(out.ads[i].tolist()) <= set(cand.tolist())
+        assert (np.diff(out.scores[i]) <= 0).all()
+    # the scores are the ranker's own calibrated probabilities for those (user, ad, t)
+    i = int(np.flatnonzero(found)[0])
+    ads = out.ads[i]
+    u, ts = np.full(5, users[i]), np.full(5, t[i])
+    direct = pipeline.ranker.predict(
+        RankingExamples(
+            user=u,
+            ad=ads,
+            owner=pipeline.features.owners[ads],
+            ts=ts,
+            label=np.zeros(5, dtype=np.float32),
+            dense=pipeline.features.compute(u, ads, ts),
+        )
+    )
+    np.testing.assert_allclose(out.scores[i], direct, rtol=1e-6)
+    # the candidates are the best 30 ads by inner product among those sharing a token
+    rows = lookup.lookup(np.array([users[i]]), t[:1])
+    ad_rows = lookup.lookup(out.candidates[i], np.full(30, t[i]))
+    z_ads = lookup.lookup(np.arange(*pipeline._ad_range), np.full(1, t[i]))
+    shares = (z_ads.tokens == rows.tokens[0]).any(axis=1) & z_ads.found
+    best = np.sort(z_ads.z[shares] @ rows.z[0])[::-1][:30]
+    np.testing.assert_allclose(np.sort(ad_rows.z @ rows.z[0])[::-1], best, rtol=1e-5)
