@@ -35,8 +35,8 @@ class OnlineRankerConfig:
     hidden: int = 64
     experts: int = 4
     top_k: int = 2
-    id_buckets: int = 1 << 15
-    dropout: float = 0.1
+    id_buckets: int = 1 << 13
+    dropout: float = 0.2
 
     def __post_init__(self) -> None:
         if self.dim % self.heads or min(self.dim, self.recent, self.hidden, self.experts) < 1:

@@ -27,9 +27,9 @@ class UserModelConfig:
     heads: int = 2
     layers: int = 2
     out_dim: int = 32
-    history: int = 256  # events read per user (the serving path may read up to 4,096)
-    id_buckets: int = 1 << 16
-    dropout: float = 0.0
+    history: int = 128  # events read per user (the serving path may read up to 4,096)
+    id_buckets: int = 1 << 14
+    dropout: float = 0.1
 
     def __post_init__(self) -> None:
         if self.dim % self.heads or min(self.dim, self.layers, self.out_dim, self.history) < 1:
