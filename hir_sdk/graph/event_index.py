@@ -37,6 +37,7 @@ class EventIndex:
             raise ValueError("EventIndex: too many groups for the time span")
         keys = compact.astype(np.int64) * self._span + (ts - self._t0)
         order = np.argsort(keys, kind="stable")
+        self.order = order  # (n,) input row of each sorted event; ties keep input order
         self._keys = keys[order]
         self._ts = ts[order]
 
@@ -61,6 +62,12 @@ class EventIndex:
         at = np.where(known, at, 0)
         start = np.where(known, start, 0)
         return at, start
+
+    def rows_before(self, groups: np.ndarray, t: np.ndarray | int) -> tuple[np.ndarray, np.ndarray]:
+        """(start, end) per query: its group's events with `ts < t` are the sorted events
+        `[start, end)`, i.e. input rows `order[start:end]`, oldest first."""
+        at, start = self._position(groups, t)
+        return start, at
 
     def count_before(self, groups: np.ndarray, t: np.ndarray | int) -> np.ndarray:
         """Number of events of each query's group with `ts < t`."""

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hir_sdk.graph import TemporalGraph
+from hir_sdk.graph.event_index import EventIndex
 
 HISTORY_ROLES = ("exposure", "click", "engagement", "conversion")
 
@@ -59,30 +60,17 @@ class EventHistory:
         codes = graph.edge_type_codes(
             [s.key for r in roles for s in graph.manifest.edge_types_with_role(r)]
         )
-        edges = np.flatnonzero(np.isin(graph.etype, codes))
-        user = graph.src[edges]
-        order = np.lexsort((edges, user))  # edges are time-ordered: (user, time, id)
-        edges, user = edges[order], user[order]
+        edges = np.flatnonzero(np.isin(graph.etype, codes))  # time-ordered edge ids
+        self._index = EventIndex(graph.src[edges], graph.ts[edges])  # by (user, time, id)
+        edges = edges[self._index.order]
         self.num_actions = len(graph.edge_types)
         self.item = graph.dst[edges]
         self.action = graph.etype[edges].astype(np.int64)
         self.ts = graph.ts[edges]
-        self.ptr = np.zeros(graph.num_nodes + 1, dtype=np.int64)
-        np.add.at(self.ptr, user + 1, 1)
-        np.cumsum(self.ptr, out=self.ptr)
-        self._t0 = int(self.ts.min()) if len(self.ts) else 0
-        self._span = (int(self.ts.max()) - self._t0 + 2) if len(self.ts) else 2
-        owner_of_event = np.repeat(np.arange(graph.num_nodes), np.diff(self.ptr))
-        self._keys = owner_of_event * self._span + (self.ts - self._t0)
 
     def count_before(self, users: np.ndarray, cutoffs: np.ndarray) -> np.ndarray:
         """Number of events of each user strictly before its cutoff."""
-        return self._end(users, cutoffs) - self.ptr[np.asarray(users, dtype=np.int64)]
-
-    def _end(self, users: np.ndarray, cutoffs: np.ndarray) -> np.ndarray:
-        users = np.asarray(users, dtype=np.int64)
-        offset = np.clip(np.asarray(cutoffs, dtype=np.int64) - self._t0, 0, self._span - 1)
-        return np.searchsorted(self._keys, users * self._span + offset, side="left")
+        return self._index.count_before(users, cutoffs)
 
     def window(self, users: np.ndarray, cutoffs: np.ndarray, length: int) -> EventWindow:
         """The last `length` events of each user before its cutoff (see the module doc)."""
@@ -90,8 +78,8 @@ class EventHistory:
             raise ValueError(f"history length must be >= 1, got {length}")
         users = np.asarray(users, dtype=np.int64)
         cutoffs = np.asarray(cutoffs, dtype=np.int64)
-        end = self._end(users, cutoffs)
-        start = np.maximum(end - length, self.ptr[users])
+        first, end = self._index.rows_before(users, cutoffs)
+        start = np.maximum(end - length, first)
         index = end[:, None] - length + np.arange(length)[None, :]  # (B, L)
         mask = index >= start[:, None]
         index = np.where(mask, index, 0)
