@@ -59,9 +59,10 @@ class RetrieveAndRank:
             ads = np.arange(lo, hi)
             rows = self.lookup.lookup(ads, np.full(len(ads), snap.as_of))
             ads = ads[rows.found]
-            K = int(snap.meta["bom"]["codewords"])
-            codes = rows.tokens[rows.found] - np.arange(rows.tokens.shape[1]) * K
-            self._indexes[snapshot] = InvertedIndex.build(ads, codes, K, rows.z[rows.found])
+            codes = snap.quantizer.codes(rows.tokens[rows.found])
+            self._indexes[snapshot] = InvertedIndex.build(
+                ads, codes, snap.quantizer.codebook_size, rows.z[rows.found]
+            )
         return self._indexes[snapshot]
 
     def retrieve(self, users: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -75,10 +76,9 @@ class RetrieveAndRank:
             if len(mine) == 0:
                 continue
             index = self.index(int(snapshot))
-            K = index.codebook_size
-            codes = rows.tokens[mine] - np.arange(index.num_codebooks) * K
+            codes = self.lookup.snapshots[snapshot].quantizer.codes(rows.tokens[mine])
             result = index.search(
-                TokenBags.from_codes(codes, K),
+                TokenBags.from_codes(codes, index.codebook_size),
                 min(self.num_candidates, index.num_items),
                 query_embeddings=rows.z[mine],
             )

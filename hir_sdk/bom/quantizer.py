@@ -216,6 +216,11 @@ class Quantizer(ABC):
         codes = check_codes(codes, self.num_codebooks, self.codebook_size)
         return codes + np.arange(self.num_codebooks, dtype=np.int64) * self.codebook_size
 
+    def codes(self, tokens: Any) -> np.ndarray:
+        """(N, M) codes of global token ids: the inverse of `tokens`."""
+        offsets = np.arange(self.num_codebooks, dtype=np.int64) * self.codebook_size
+        return check_codes(np.asarray(tokens) - offsets, self.num_codebooks, self.codebook_size)
+
     def relative_error(self, x: Any, codes: Any | None = None) -> float:
         """sum ||x - decode(encode(x))||^2 / sum ||x||^2 over the rows of `x`; pass the
         `codes` of `x` when they are already at hand to skip encoding them again."""

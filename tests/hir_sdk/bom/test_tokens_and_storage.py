@@ -23,6 +23,9 @@ def test_token_ids_are_codebook_offsets_plus_codes(additive: AdditiveQuantizer) 
     # each token names its codebook and codeword: a row's tokens are distinct (a set)
     assert np.array_equal(tokens // k, np.broadcast_to(np.arange(4), tokens.shape))
     assert np.array_equal(tokens % k, codes)
+    assert np.array_equal(additive.codes(tokens), codes)  # the inverse
+    with pytest.raises(InputError, match=r"codes out of range \[0, 16\)"):
+        additive.codes(tokens[:, ::-1])  # a token in the wrong slot is no code
 
 
 def test_encoded_tokens_form_a_bag_of_distinct_ids(
