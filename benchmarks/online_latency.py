@@ -36,31 +36,18 @@ from hir_sdk.ranking.sequence import (
     UserModelConfig,
 )
 from hir_sdk.ranking.sequence.online_ranker import CandidateInputs
+from hir_sdk.ranking.sequence.random_inputs import random_candidates, random_events
 
 HIR_DIM, BOM, DENSE, ACTIONS = 32, 8, 21, 5
 
 
 def events(n: int, length: int, gen: torch.Generator) -> tuple[torch.Tensor, ...]:
-    mask = torch.ones(n, length, dtype=torch.bool)
-    return (
-        torch.randint(0, 100_000, (n, length), generator=gen),
-        torch.randint(0, ACTIONS, (n, length), generator=gen),
-        torch.randint(60, 60 * 86_400, (n, length), generator=gen),
-        mask,
-        torch.randn(n, length, HIR_DIM, generator=gen),
-        mask.clone(),
-    )
+    return random_events(n, length, hir_dim=HIR_DIM, num_actions=ACTIONS, generator=gen)
 
 
 def candidates(n: int, gen: torch.Generator) -> CandidateInputs:
-    return CandidateInputs(
-        ad=torch.randint(0, 100_000, (n,), generator=gen),
-        owner=torch.randint(0, 5_000, (n,), generator=gen),
-        bom=torch.arange(BOM)[None] * 256 + torch.randint(0, 256, (n, BOM), generator=gen),
-        hir=torch.randn(n, HIR_DIM, generator=gen),
-        hir_found=torch.ones(n, dtype=torch.bool),
-        route=torch.randint(0, 16, (n,), generator=gen),
-        dense=torch.randn(n, DENSE, generator=gen),
+    return random_candidates(
+        n, hir_dim=HIR_DIM, dense_dim=DENSE, codebooks=BOM, codewords=256, routes=16, generator=gen
     )
 
 

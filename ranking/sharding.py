@@ -79,11 +79,8 @@ def _self_check() -> None:
     import json
     import os
 
-    from hir_sdk.ranking.sequence.online_ranker import (
-        CandidateInputs,
-        OnlineRanker,
-        OnlineRankerConfig,
-    )
+    from hir_sdk.ranking.sequence.online_ranker import OnlineRanker, OnlineRankerConfig
+    from hir_sdk.ranking.sequence.random_inputs import random_candidates, random_events
 
     dist.init_process_group("gloo")
     rank = dist.get_rank()
@@ -99,23 +96,9 @@ def _self_check() -> None:
     )
     g = torch.Generator().manual_seed(rank)  # each rank its own requests
     B, R = 6, 5
-    mask = torch.rand(B, R, generator=g) < 0.8
-    recent = (
-        torch.where(mask, torch.randint(0, 1000, (B, R), generator=g), -1),
-        torch.where(mask, torch.randint(0, 4, (B, R), generator=g), -1),
-        torch.where(mask, torch.randint(1, 10**6, (B, R), generator=g), 0),
-        mask,
-        torch.randn(B, R, 8, generator=g),
-        mask.clone(),
-    )
-    cand = CandidateInputs(
-        ad=torch.randint(0, 1000, (B,), generator=g),
-        owner=torch.randint(-1, 50, (B,), generator=g),
-        bom=torch.arange(4)[None] * 16 + torch.randint(0, 16, (B, 4), generator=g),
-        hir=torch.randn(B, 8, generator=g),
-        hir_found=torch.ones(B, dtype=torch.bool),
-        route=torch.randint(-1, 4, (B,), generator=g),
-        dense=torch.randn(B, 5, generator=g),
+    recent = random_events(B, R, hir_dim=8, num_actions=4, generator=g, fill=0.8, items=1000)
+    cand = random_candidates(
+        B, hir_dim=8, dense_dim=5, codebooks=4, codewords=16, routes=4, generator=g, owners=50
     )
     user = torch.randn(B, 16, generator=g)
     reference = copy.deepcopy(model)
