@@ -40,6 +40,7 @@ from hir_sdk.ranking.features import AsOfFeatures
 from hir_sdk.ranking.hir_features import HirFeatures
 from hir_sdk.ranking.hir_lookup import HirLookup
 from hir_sdk.ranking.sequence import MultiStageConfig, MultiStageRanker, RankingExamples
+from hir_sdk.ranking.sequence.ranker_bundle import OnlineRankerBundle
 from hir_sdk.schema import load_dataset
 from hir_sdk.schema.manifest import iso_time
 
@@ -78,6 +79,9 @@ class ABRun:
     predictions: pl.DataFrame
     examples: dict[str, Examples]
     timings: dict[str, float]
+    # trained online rankers by arm (the multistage arm), saved by write_report as
+    # `<arm>_ranker/` for serving and `hir export --ranker`
+    rankers: dict[str, OnlineRankerBundle] = field(default_factory=dict)
 
 
 def _after(ex: Examples, start: int) -> Examples:
@@ -256,7 +260,18 @@ def run_ab_on_graph(
         },
         strict=False,
     )
-    return ABRun(report=report, predictions=predictions, examples=examples, timings=timings)
+    rankers = {
+        name: model.bundle(RankingExamples.of(test, X["test"]))
+        for name, model in models.items()
+        if isinstance(model, MultiStageRanker)
+    }
+    return ABRun(
+        report=report,
+        predictions=predictions,
+        examples=examples,
+        timings=timings,
+        rankers=rankers,
+    )
 
 
 def _protocol(
@@ -313,7 +328,8 @@ def _protocol(
 
 
 def write_report(run: ABRun, out: str | Path, *, overwrite: bool = False) -> Path:
-    """Write report.md, report.html, metrics.json and predictions.parquet atomically."""
+    """Write report.md, report.html, metrics.json, predictions.parquet and each trained
+    online ranker (`<arm>_ranker/`) atomically."""
     with atomic_output_dir(out, overwrite=overwrite) as tmp:
         (tmp / "report.md").write_text(render_markdown(run.report), encoding="utf-8")
         (tmp / "report.html").write_text(render_html(run.report), encoding="utf-8")
@@ -323,4 +339,6 @@ def write_report(run: ABRun, out: str | Path, *, overwrite: bool = False) -> Pat
             json.dumps(metrics, indent=2, default=float) + "\n", encoding="utf-8"
         )
         run.predictions.write_parquet(tmp / "predictions.parquet")
+        for name, bundle in run.rankers.items():
+            bundle.save(tmp / f"{name}_ranker")
     return Path(out)

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+PROBABILITY_FLOOR = 1e-7  # served probabilities stay inside (0, 1): log loss stays finite
+
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * x))

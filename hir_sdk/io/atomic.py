@@ -22,7 +22,10 @@ def _umask() -> int:
     return mask
 
 
-def _check_free(final: Path, overwrite: bool) -> None:
+def check_free(final: str | Path, overwrite: bool) -> None:
+    """An `InputError` unless `final` may be written (absent, empty, or `overwrite`):
+    for commands that check before their long work, as `atomic_output_dir` does again."""
+    final = Path(final)
     if final.exists() and not overwrite:
         if final.is_dir() and not any(final.iterdir()):
             return
@@ -39,7 +42,7 @@ def atomic_output_dir(final: str | Path, *, overwrite: bool = False) -> Iterator
     `overwrite` is set).
     """
     final = Path(final)
-    _check_free(final, overwrite)
+    check_free(final, overwrite)
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.tmp-", dir=final.parent))
     tmp.chmod(0o777 & ~_umask())  # mkdtemp makes it private; the result should not be

@@ -52,15 +52,33 @@ class NodeEncoder(nn.Module):
         nn.init.normal_(self.unknown, std=0.02)
 
     def forward(self, x: EncoderInputs) -> torch.Tensor:  # -> (L, dim)
-        h = self.node_type(x.node_type) + self.dhe(x.dhe) + self.rw(x.rw) + self.hop(x.hop)
-        unknown = self.unknown[x.node_type]
+        neighbours = neighbour_content(x) if self.content is not None else None
+        return self.combine(
+            x.node_type, x.dhe, x.rw, x.hop, x.has_content, x.content, neighbours, x.stats
+        )
+
+    def combine(
+        self,
+        node_type: torch.Tensor,  # (..., ) long
+        dhe: torch.Tensor,  # (..., C)
+        rw: torch.Tensor,  # (..., K)
+        hop: torch.Tensor,  # (...,) long
+        has_content: torch.Tensor,  # (...,) bool
+        content: torch.Tensor,  # (..., D)
+        neighbours: torch.Tensor | None,  # (..., D) neighbour content (None without content)
+        stats: torch.Tensor,  # (..., S)
+    ) -> torch.Tensor:  # -> (..., dim)
+        """The token formula on per-token features of any leading shape: the packed
+        `(L,)` layout here, the padded `(B, N)` one of the ONNX export."""
+        h = self.node_type(node_type) + self.dhe(dhe) + self.rw(rw) + self.hop(hop)
+        unknown = self.unknown[node_type]
         if self.content is not None and self.neighbour_content is not None:
-            h = h + torch.where(x.has_content[:, None], self.content(x.content), unknown)
-            h = h + self.neighbour_content(neighbour_content(x))
+            h = h + torch.where(has_content[..., None], self.content(content), unknown)
+            h = h + self.neighbour_content(neighbours)
         else:
             h = h + unknown
         if self.stats is not None:
-            h = h + self.stats(x.stats)
+            h = h + self.stats(stats)
         return self.norm(h)
 
 

@@ -29,7 +29,7 @@ import torch.nn.functional as F
 
 from hir_sdk.graph import TemporalGraph
 from hir_sdk.graph.event_index import EventIndex
-from hir_sdk.ranking.calibration import PlattScaling
+from hir_sdk.ranking.calibration import PROBABILITY_FLOOR, PlattScaling
 from hir_sdk.ranking.hir_lookup import HirLookup
 from hir_sdk.ranking.sequence.dense_inputs import DenseScaler
 from hir_sdk.ranking.sequence.history import EventHistory, EventWindow
@@ -38,10 +38,9 @@ from hir_sdk.ranking.sequence.online_ranker import (
     OnlineRanker,
     OnlineRankerConfig,
 )
+from hir_sdk.ranking.sequence.ranker_bundle import OnlineInputs, OnlineRankerBundle
 from hir_sdk.ranking.sequence.user_cache import DAY, UserEmbeddingCache, snapshot_time
 from hir_sdk.ranking.sequence.user_model import UserModel, UserModelConfig
-
-PROBABILITY_FLOOR = 1e-7  # predictions stay inside (0, 1): log loss stays finite
 
 
 @dataclass(frozen=True)
@@ -122,6 +121,7 @@ class MultiStageRanker:
         self.user_model: UserModel | None = None
         self.ranker: OnlineRanker | None = None
         self.scaler: DenseScaler | None = None
+        self.sizes: dict[str, int] = {}  # the OnlineRanker's sizes, set by fit
         self.calibration = PlattScaling()
         self.cache: UserEmbeddingCache | None = None
         self.history_log: list[dict[str, float]] = []
@@ -173,9 +173,13 @@ class MultiStageRanker:
             dense=torch.from_numpy(self.scaler.transform(ex.dense)),
         )
 
-    def _logits(self, ex: RankingExamples, user: torch.Tensor) -> torch.Tensor:
+    def _online(self, ex: RankingExamples, user: torch.Tensor) -> OnlineInputs:
         recent = self.history.window(ex.user, ex.ts, self.config.ranker.recent)
-        return self.ranker(user, self._events(recent, ex.ts), self._candidates(ex))
+        return OnlineInputs(user, self._events(recent, ex.ts), self._candidates(ex))
+
+    def _logits(self, ex: RankingExamples, user: torch.Tensor) -> torch.Tensor:
+        x = self._online(ex, user)
+        return self.ranker(x.user, x.recent, x.cand)
 
     def click_labels(self, ex: RankingExamples) -> np.ndarray:
         pair = ex.user * self.graph.num_nodes + ex.ad
@@ -192,15 +196,15 @@ class MultiStageRanker:
         self.user_model = UserModel(c.user_model, self.history.num_actions, hir_dim)
         bom_vocab = self.hir.codebooks * self.hir.codewords if self.hir is not None else 1
         routes = self.hir.prototype_sizes[0] if self.hir is not None else 0
-        self.ranker = OnlineRanker(
-            c.ranker,
-            num_actions=self.history.num_actions,
-            user_dim=c.user_model.out_dim,
-            hir_dim=hir_dim,
-            dense_dim=self.scaler.width,
-            bom_vocab=bom_vocab,
-            routes=routes,
-        )
+        self.sizes = {
+            "num_actions": self.history.num_actions,
+            "user_dim": c.user_model.out_dim,
+            "hir_dim": hir_dim,
+            "dense_dim": self.scaler.width,
+            "bom_vocab": bom_vocab,
+            "routes": routes,
+        }
+        self.ranker = OnlineRanker(c.ranker, **self.sizes)
 
     def _sample(self, ex: RankingExamples, limit: int, salt: int) -> RankingExamples:
         if len(ex) <= limit:
@@ -290,6 +294,25 @@ class MultiStageRanker:
             self.cache = self._new_cache()
         p = self.calibration(self.logits(ex, cache=self.cache))
         return np.clip(p, PROBABILITY_FLOOR, 1 - PROBABILITY_FLOOR)
+
+    def bundle(self, sample: RankingExamples, rows: int = 256) -> OnlineRankerBundle:
+        """The online stage as a saveable `OnlineRankerBundle`, with the online inputs of
+        the first `rows` of `sample` (real requests, for export parity checks)."""
+        if self.ranker is None:
+            raise RuntimeError("MultiStageRanker.bundle before fit")
+        part = sample.take(np.arange(min(rows, len(sample))))
+        if self.cache is None:
+            self.cache = self._new_cache()
+        snap = snapshot_time(part.ts, self.config.refresh_s)
+        self.cache.refresh(self.embed_users, part.user, snap, cost=self.history.count_before)
+        user = torch.from_numpy(self.cache.get(part.user, snap))
+        return OnlineRankerBundle(
+            self.ranker,
+            self.calibration,
+            dict(self.sizes),
+            self._online(part, user),
+            self.graph.fingerprint,
+        )
 
     def _new_cache(self) -> UserEmbeddingCache:
         return UserEmbeddingCache(self.config.user_model.out_dim)

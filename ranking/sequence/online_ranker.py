@@ -123,11 +123,16 @@ class OnlineRanker(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The request side, computed once per request and shared by its candidates:
         (u (B, D), history tokens with u first (B, 1 + R, D), their keep mask (B, 1 + R))."""
+        mask = recent[3]
+        return self.context_of(user, self.tokenizer(*recent), mask)  # tokens (B, R, D)
+
+    def context_of(
+        self, user: torch.Tensor, tokens: torch.Tensor, mask: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """`context` once the recent events are tokens (B, R, D) with their mask (B, R)."""
         u = self.user(user)
-        item, action, age, mask, hir, hir_found = recent
-        tokens = self.tokenizer(item, action, age, mask, hir, hir_found)  # (B, R, D)
         keys = torch.cat([u[:, None], tokens], dim=1)  # u is always a valid key
-        keep = torch.cat([mask.new_ones(len(mask), 1), mask], dim=1)
+        keep = torch.cat([torch.ones_like(mask[:, :1]), mask], dim=1)
         return u, keys, keep
 
     def score(
@@ -139,9 +144,23 @@ class OnlineRanker(nn.Module):
     ) -> torch.Tensor:
         """(B, len(TASKS)) logits of candidates against their requests' `context` rows
         (broadcast views are fine: one request's context expanded to its candidates)."""
-        c = self.config
-        pooled = self.sparse(candidate_kjt(cand.ad, cand.owner, cand.bom, c.id_buckets))
-        sparse = pooled.values()  # (B, 3 * D), in SPARSE_FEATURES order
+        pooled = self.sparse(candidate_kjt(cand.ad, cand.owner, cand.bom, self.config.id_buckets))
+        return self.score_pooled(pooled.values(), cand, u, keys, keep)
+
+    def sparse_table(self, name: str) -> torch.Tensor:
+        """(rows, D) weights of the bag table of sparse feature `name` (SPARSE_FEATURES)."""
+        return self.sparse.embedding_bags[f"t_{name}"].weight
+
+    def score_pooled(
+        self,
+        sparse: torch.Tensor,  # (B, 3 * D) pooled bags, in SPARSE_FEATURES order
+        cand: CandidateInputs,
+        u: torch.Tensor,
+        keys: torch.Tensor,
+        keep: torch.Tensor,
+    ) -> torch.Tensor:
+        """`score` once the candidate's bags are pooled (by TorchRec here, by plain gathers
+        and sums in the ONNX export); `cand`'s id fields are not read."""
         found = cand.hir_found[:, None].to(sparse.dtype)
         q = self.candidate(torch.cat([sparse, cand.hir, found, cand.dense], dim=1))  # (B, D)
         a, _ = self.attention(q[:, None], keys, keys, key_padding_mask=~keep, need_weights=False)

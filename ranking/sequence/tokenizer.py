@@ -29,10 +29,31 @@ def hash_ids(ids: np.ndarray | torch.Tensor, buckets: int) -> np.ndarray | torch
     return (ids * _HASH) % buckets
 
 
-def age_buckets(age_s: torch.Tensor) -> torch.Tensor:
-    """Log-scale bucket of an age in seconds: 2 buckets per doubling from one minute."""
+def _log_bucket(age_s: torch.Tensor) -> torch.Tensor:
+    """The bucket's definition: 2 per doubling of (1 + age in minutes)."""
     minutes = age_s.clamp(min=0).double() / 60.0
     return (2.0 * torch.log2(minutes + 1.0)).long().clamp(0, AGE_BUCKETS - 1)
+
+
+def _thresholds() -> torch.Tensor:
+    """(AGE_BUCKETS - 1,) the smallest whole age in seconds of each bucket from 1 on,
+    found exactly from `_log_bucket` (a search around the closed form)."""
+    out = []
+    for bucket in range(1, AGE_BUCKETS):
+        guess = int(60.0 * (2.0 ** (bucket / 2.0) - 1.0))
+        near = torch.arange(max(guess - 4, 0), guess + 5)
+        out.append(int(near[_log_bucket(near) >= bucket][0]))
+    return torch.tensor(out, dtype=torch.int64)
+
+
+AGE_THRESHOLDS = _thresholds()
+
+
+def age_buckets(age_s: torch.Tensor) -> torch.Tensor:
+    """Log-scale bucket of an age in whole seconds: 2 buckets per doubling from one
+    minute. Counted against integer thresholds, so every backend (and the ONNX export,
+    whose log2 rounds differently at exact powers of two) gives the same bucket."""
+    return (age_s[..., None] >= AGE_THRESHOLDS.to(age_s.device)).sum(dim=-1)
 
 
 class EventTokenizer(nn.Module):
@@ -85,6 +106,24 @@ class EventTokenizer(nn.Module):
         id_rows = self.ids(kjt)[self.feature].values()  # (n_events, D), row-major order
         id_dense = id_rows.new_zeros(B, L, self.dim)
         id_dense[mask] = id_rows
+        return self.combine(id_dense, action, age, mask, hir, hir_found)
+
+    @property
+    def id_table(self) -> torch.Tensor:
+        """(id_buckets, D) rows of the hashed item-id table."""
+        return self.ids.embeddings[f"t_{self.feature}"].weight
+
+    def combine(
+        self,
+        id_dense: torch.Tensor,  # (B, L, D) item-id rows, zeros on padding
+        action: torch.Tensor,
+        age: torch.Tensor,
+        mask: torch.Tensor,
+        hir: torch.Tensor | None = None,
+        hir_found: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """The token formula once the id rows are looked up (by TorchRec here, by a plain
+        gather in the ONNX export)."""
         tokens = self.action(action.clamp(min=0)) + self.age(age_buckets(age)) + id_dense
         if self.hir is not None:
             if hir is None or hir_found is None:

@@ -1,0 +1,160 @@
+"""`hir export`: three checked ONNX files with their contracts, served by onnxruntime with
+the torch models' inputs, and clear errors for inputs that do not fit."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+import pytest
+import torch
+
+from hir_sdk import __version__
+from hir_sdk.cli.main import main
+from hir_sdk.errors import InputError
+from hir_sdk.export import load_serving, read_metadata
+from hir_sdk.export.parity import Parity
+from hir_sdk.interests import embed_entities
+from hir_sdk.model import Impl
+from hir_sdk.model.inputs import inputs_from_packed
+from hir_sdk.ranking.sequence.online_ranker import CandidateInputs
+from hir_sdk.ranking.sequence.ranker_bundle import OnlineRankerBundle
+from hir_sdk.training.embedder import Embedder
+
+
+def test_export_writes_three_checked_models(exported, tiny_graph):
+    assert exported.files == ["encoder.onnx", "quantizer.onnx", "ranker.onnx"]
+    assert [p.model for p in exported.parity] == ["encoder", "quantizer", "bom index", "ranker"]
+    assert exported.ok
+    by_model = {p.model: p for p in exported.parity}
+    assert by_model["quantizer"].mismatched_rows == 0  # token ids: exact
+    assert by_model["encoder"].rows == 256
+    assert 0 < by_model["ranker"].max_abs_diff <= 1e-4  # computed, and within tolerance
+    meta = json.loads((exported.out / "export.json").read_text())
+    assert meta["files"] == exported.files and all(p["ok"] for p in meta["parity"])
+    for name, kind in [("encoder", "encoder"), ("quantizer", "quantizer"), ("ranker", "ranker")]:
+        model = onnx.load(exported.out / f"{name}.onnx")
+        onnx.checker.check_model(model, full_check=True)
+        info = read_metadata(model)
+        assert info["kind"] == kind and info["version"] == __version__ and info["opset"] == 20
+        assert [s["name"] for s in info["inputs"]] == [i.name for i in model.graph.input]
+        assert [s["name"] for s in info["outputs"]] == [o.name for o in model.graph.output]
+        assert info["fingerprint"]
+    encoder_meta = read_metadata(onnx.load(exported.out / "encoder.onnx"))
+    assert encoder_meta["fingerprint"] == tiny_graph.fingerprint
+    assert encoder_meta["outputs"][0] == {
+        "name": "embedding",
+        "dtype": "float32",
+        "shape": ["B", 16],
+    }
+
+
+def test_served_encoder_takes_any_number_of_subgraphs_and_nodes(
+    exported, export_run_dir, tiny_world
+):
+    embedder = Embedder(export_run_dir, tiny_world, "test_start")
+    encoder = load_serving(exported.out).encoder
+    nodes = embedder.entities()
+    shapes = set()
+    for count in (2, 7, 40):
+        picked = nodes[:: max(len(nodes) // count, 1)][:count]
+        x = inputs_from_packed(
+            embedder.builder.build_view(
+                picked, np.full(count, embedder.as_of), embedder.sampler_config.teacher
+            )
+        )
+        z, clusters = encoder.encode(x)
+        with torch.no_grad():
+            ref = embedder.model(x, Impl.DENSE)
+        np.testing.assert_allclose(z, ref.embedding.numpy(), atol=1e-4)
+        assert clusters.shape == (count, 3)
+        shapes.add((x.batch_size, int(np.diff(x.offsets.numpy()).max())))
+    assert len(shapes) == 3  # three different (B, N)
+    assert encoder.provider == "CPUExecutionProvider" or torch.cuda.is_available()
+
+
+def test_served_quantizer_gives_the_index_tokens(exported, export_run_dir, tiny_world):
+    snapshot = embed_entities(export_run_dir, tiny_world, "test_start")
+    quantizer = load_serving(exported.out).quantizer
+    for rows in (slice(0, 3), slice(100, 400)):
+        z = snapshot.embeddings()[rows]
+        tokens = quantizer.tokens(z)
+        assert tokens.shape == (len(z), 8)
+        agree = (tokens == snapshot.tokens()[rows]).all(axis=1).mean()
+        assert agree >= 0.99  # the rest: equally good codes (see export.parity)
+
+
+def test_served_ranker_scores_like_the_bundle(exported, saved_ranker):
+    bundle = OnlineRankerBundle.load(saved_ranker)
+    ranker = load_serving(exported.out).ranker
+    x = bundle.sample
+    for rows, recent in ((slice(0, 5), 8), (slice(10, 200), 3)):  # fewer recent events too
+        events = tuple(None if e is None else e[rows, :recent] for e in x.recent)
+        cand = CandidateInputs(**{k: v[rows] for k, v in vars(x.cand).items()})
+        part = type(x)(x.user[rows], events, cand)
+        logits, p = ranker.score(part.user, part.recent, part.cand)
+        ref_logits, ref_p = bundle.scores(part)
+        np.testing.assert_allclose(logits, ref_logits, atol=1e-4)
+        np.testing.assert_allclose(p, ref_p, atol=1e-5)
+
+
+def test_mismatched_inputs_are_one_clear_error(exported, saved_ranker):
+    serving = load_serving(exported.out)
+    z = np.zeros((4, 16), dtype=np.float32)
+    with pytest.raises(InputError, match=r"axis 1 must be 16"):
+        serving.quantizer.tokens(np.zeros((4, 15), dtype=np.float32))
+    with pytest.raises(InputError, match="is <U1, the model takes float32|takes float32"):
+        serving.quantizer.run({"embedding": np.full((4, 16), "a")})
+    with pytest.raises(InputError, match=r"missing \['embedding'\], unexpected \['z'\]"):
+        serving.quantizer.run({"z": z})
+    with pytest.raises(InputError, match="has shape \\(16,\\)"):
+        serving.quantizer.run({"embedding": z[0]})
+    x = OnlineRankerBundle.load(saved_ranker).sample
+    with pytest.raises(InputError, match="dimension B is 256 in input 'user' but 5"):
+        serving.ranker.score(
+            x.user, x.recent, CandidateInputs(**{k: v[:5] for k, v in vars(x.cand).items()})
+        )
+    with pytest.raises(InputError, match="quantizer.onnx"):
+        serving.quantizer.run({"z": z})
+
+
+def test_cli_export_failures(
+    tiny_world, export_run_dir, saved_ranker, tmp_path, capsys, monkeypatch
+):
+    """Exit 2 before any work for bad arguments; exit 1 when the parity check fails (the
+    success path is the docs example, tests/export/test_docs_example.py)."""
+    out = tmp_path / "onnx"
+    args = ["export", "--run", str(export_run_dir), "--data", str(tiny_world), "--out", str(out)]
+    assert main([*args, "--ranker", str(tmp_path)]) == 2
+    assert "not a saved online ranker" in capsys.readouterr().err
+    assert not out.exists()
+    monkeypatch.setattr("hir_sdk.export.parity.TOLERANCE", -1.0)  # every float diff fails
+    assert main([*args, "--check", "--check-nodes", "8"]) == 1
+    printed = capsys.readouterr().out
+    assert "exported encoder.onnx, quantizer.onnx to" in printed
+    assert "encoder" in printed and "parity check FAILED" in printed
+    meta = json.loads((out / "export.json").read_text())
+    assert [p["ok"] for p in meta["parity"]] == [False, False, False]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "encoder.onnx",
+        "export.json",
+        "quantizer.onnx",
+    ]
+    assert main(args) == 2  # the output exists now: not replaced without --overwrite
+    assert "--overwrite" in capsys.readouterr().err
+
+
+def test_parity_rules():
+    assert Parity("encoder", 5, 1e-5, 3, ids_must_match=False, ids="cluster").ok
+    assert not Parity("quantizer", 5, 0.0, 1, ids_must_match=True).ok
+    assert not Parity("ranker", 5, 2e-4, 0, ids_must_match=True, ids="").ok
+    assert "FAILED" in Parity("ranker", 5, 2e-4, 0, ids_must_match=True, ids="").render()
+
+
+def test_load_serving_of_a_folder_without_models(tmp_path):
+    with pytest.raises(InputError, match="no exported model here"):
+        load_serving(tmp_path)
+    (tmp_path / "encoder.onnx").write_bytes(b"not onnx")
+    with pytest.raises(InputError, match="onnxruntime cannot load"):
+        load_serving(tmp_path)
