@@ -46,6 +46,8 @@ def providers() -> list[str]:
 class OnnxModel:
     """One exported file in an onnxruntime session, its feeds checked before each run."""
 
+    KIND = ""  # the `hir_sdk.kind` a subclass serves ("" for any)
+
     def __init__(self, path: str | Path, *, threads: int | None = None) -> None:
         self.path = Path(path)
         if not self.path.is_file():
@@ -64,6 +66,8 @@ class OnnxModel:
         self.inputs = [TensorSpec.from_json(s) for s in json.loads(self.meta["inputs"])]
         self.outputs = [TensorSpec.from_json(s) for s in json.loads(self.meta["outputs"])]
         self.kind = self.meta.get("kind", "")
+        if self.KIND and self.kind != self.KIND:
+            raise InputError(f"holds a {self.kind!r} model, not {self.KIND!r}", file=self.path)
 
     @property
     def provider(self) -> str:
@@ -124,6 +128,8 @@ def _shape(spec: TensorSpec) -> str:
 
 
 class EncoderSession(OnnxModel):
+    KIND = "encoder"
+
     def encode(self, x: EncoderInputs) -> tuple[np.ndarray, np.ndarray]:
         """(B, out_dim) embeddings and (B, levels) clusters of a packed batch."""
         out = self.run_encoder(x)
@@ -135,12 +141,16 @@ class EncoderSession(OnnxModel):
 
 
 class QuantizerSession(OnnxModel):
+    KIND = "quantizer"
+
     def tokens(self, z: np.ndarray) -> np.ndarray:
         """(n, M) BoM token ids of embeddings `z` (n, D)."""
         return self.run({"embedding": z})["tokens"]
 
 
 class RankerSession(OnnxModel):
+    KIND = "ranker"
+
     def score(
         self, user: torch.Tensor | np.ndarray, recent: tuple, cand: CandidateInputs
     ) -> tuple[np.ndarray, np.ndarray]:

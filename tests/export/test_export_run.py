@@ -15,6 +15,7 @@ from hir_sdk.cli.main import main
 from hir_sdk.errors import InputError
 from hir_sdk.export import load_serving, read_metadata
 from hir_sdk.export.parity import Parity
+from hir_sdk.export.serving import RankerSession
 from hir_sdk.interests import embed_entities
 from hir_sdk.model import Impl
 from hir_sdk.model.inputs import inputs_from_packed
@@ -150,6 +151,11 @@ def test_parity_rules():
     assert not Parity("quantizer", 5, 0.0, 1, ids_must_match=True).ok
     assert not Parity("ranker", 5, 2e-4, 0, ids_must_match=True, ids="").ok
     assert "FAILED" in Parity("ranker", 5, 2e-4, 0, ids_must_match=True, ids="").render()
+
+
+def test_a_session_refuses_another_kind_of_model(exported):
+    with pytest.raises(InputError, match="holds a 'encoder' model, not 'ranker'"):
+        RankerSession(exported.out / "encoder.onnx")
 
 
 def test_load_serving_of_a_folder_without_models(tmp_path):

@@ -43,11 +43,21 @@ def test_graph_info_on_a_non_graph(tmp_path, capsys):
 
 
 def test_demo_tiny(tmp_path, capsys):
+    """The whole pipeline: world, graph, encoder, snapshots, A/B with HIR, ONNX export."""
     out = tmp_path / "demo"
-    assert main(["demo", "--out", str(out), "--scale", "tiny"]) == 0
+    argv = ["demo", "--out", str(out), "--scale", "tiny", "--steps", "4", "--bootstrap", "20"]
+    assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "conversion rate" in printed and "synthetic-tiny" in printed
+    assert "[6/6" in printed and "xgboost+hir vs xgboost" in printed
+    assert printed.count(" ok\n") == 3  # encoder, quantizer and BoM index parity
     assert (out / "data" / "manifest.toml").exists() and (out / "graph" / "graph.json").exists()
+    assert (out / "ab" / "report.html").exists() and (out / "run" / "config.toml").exists()
+    assert (out / "embeddings" / "embeddings.parquet").exists()
+    assert sorted(p.name for p in (out / "onnx").glob("*.onnx")) == [
+        "encoder.onnx",
+        "quantizer.onnx",
+    ]
 
 
 def test_console_script_reports_usage_errors_with_exit_2():
