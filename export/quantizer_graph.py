@@ -1,8 +1,9 @@
 """A fitted quantizer's encoder as a torch module: embedding (n, D) -> BoM token ids (n, M).
 
 The same search as `Quantizer.encode`, written with the ops ONNX has, in the same order
-of float operations, so that token ids match exactly (`hir export --check` counts the
-rows that differ and fails on any):
+of float operations, so that token ids match wherever rounding does not decide between
+equally good codes (`hir export --check` counts the rows that differ and checks that
+their codes are equally good, see `hir_sdk.export.parity`):
 
 - additive: beam search (`bom.beam_search.extend_beams`: `beam` best partial codes kept
   by a sorted TopK, ties to the lower index like the argmin loop), then `icm_passes` ICM

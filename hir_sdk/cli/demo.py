@@ -117,6 +117,8 @@ def run(args: argparse.Namespace) -> int:
     print("\nONNX parity (onnxruntime vs torch, real batches):")
     for parity in exported.parity:
         print("  " + parity.render())
+    if not exported.ok:  # shown, not fatal: `hir export --check` is the gate that fails
+        print("  warning: the parity check failed; see docs/export.md (Parity)")
     report = ab.report
     print(f"\n{report.title}\n")
     header = ("metric", report.ab.control, report.ab.treatment, "delta [95% CI]", "relative")
@@ -129,4 +131,4 @@ def run(args: argparse.Namespace) -> int:
         f"\nreport: {out / 'ab' / 'report.html'} (and report.md)   data: {out / 'data'}   "
         f"encoder run: {out / 'run'}   embeddings: {out / 'embeddings'}   ONNX: {out / 'onnx'}"
     )
-    return 0 if exported.ok else 1
+    return 0
