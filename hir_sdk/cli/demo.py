@@ -6,9 +6,11 @@
    so the rankers can be fitted on the days after it;
 4. embed users and ads at three refresh times, with interest clusters and BoM tokens
    (each snapshot sees only edges before its time; its codebooks are fitted on it alone);
-5. offline A/B on the test window: XGBoost + HIR features against the XGBoost baseline,
+5. retrieval: recall@K of the ads users convert on in the test window, from the
+   test-start snapshot's BoM tokens (inverted index), exact k-NN and popularity;
+6. offline A/B on the test window: XGBoost + HIR features against the XGBoost baseline,
    both fitted on the examples after the encoder's window, paired user bootstrap;
-6. export the encoder and the BoM quantizer to ONNX and check them against torch.
+7. export the encoder and the BoM quantizer to ONNX and check them against torch.
 
 It ends with the A/B table and where the HTML report is. Everything is written into
 `--out` (replaced); the multi-stage sequence ranker is left to `hir ab --treatment
@@ -54,6 +56,7 @@ class _Steps:
 
 def run(args: argparse.Namespace) -> int:
     # the heavy stages load only when the demo runs (torch.onnx, xgboost, the encoder)
+    from hir_sdk.evaluation.conversion_retrieval import conversion_recall
     from hir_sdk.evaluation.hir_snapshots import build_hir_lookup
     from hir_sdk.evaluation.pipeline import ABConfig, run_ab_on_graph, write_report
     from hir_sdk.evaluation.report import metric_rows
@@ -61,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     from hir_sdk.interests import write_embeddings
     from hir_sdk.training import TrainConfig, Trainer
 
-    step = _Steps(6)
+    step = _Steps(7)
     out = Path(args.out)
     with atomic_output_dir(out, overwrite=True) as tmp:
         world = generate_world(SCALES[args.scale], args.seed)
@@ -90,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
             f"(BoM {sizes['codebooks']}x{sizes['codewords']}, relative error "
             f"{sizes['relative_error']:.3f})"
         )
+        recall = conversion_recall(graph, hir.snapshots[-1])
+        step("retrieval of the ads users convert on: BoM index, exact k-NN, popularity")
         ab = run_ab_on_graph(
             graph,
             ABConfig(
@@ -119,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
         print("  " + parity.render())
     if not exported.ok:  # shown, not fatal: `hir export --check` is the gate that fails
         print("  warning: the parity check failed; see docs/export.md (Parity)")
+    print("\nRetrieval from the test-start snapshot: " + "\n".join(recall.render()))
     report = ab.report
     print(f"\n{report.title}\n")
     header = ("metric", report.ab.control, report.ab.treatment, "delta [95% CI]", "relative")

@@ -49,7 +49,8 @@ def test_demo_tiny(tmp_path, capsys):
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "conversion rate" in printed and "synthetic-tiny" in printed
-    assert "[6/6" in printed and "xgboost+hir vs xgboost" in printed
+    assert "[7/7" in printed and "xgboost+hir vs xgboost" in printed
+    assert "| exact k-NN on embeddings |" in printed and "recall@100" in printed
     assert printed.count(" ok\n") == 3  # encoder, quantizer and BoM index parity
     assert (out / "data" / "manifest.toml").exists() and (out / "graph" / "graph.json").exists()
     assert (out / "ab" / "report.html").exists() and (out / "run" / "config.toml").exists()

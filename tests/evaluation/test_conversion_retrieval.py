@@ -1,0 +1,57 @@
+"""recall@K of the ads users convert on, from a snapshot: checked against direct loops."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import polars as pl
+import pytest
+
+from hir_sdk.errors import InputError
+from hir_sdk.evaluation.conversion_retrieval import conversion_recall
+from hir_sdk.evaluation.examples import build_examples
+from hir_sdk.interests.hierarchy import snapshot_nodes
+from tests.hir_sdk.interests.conftest import snapshot  # noqa: F401
+
+
+def test_recall_of_exact_and_popular_lists_by_loops(tiny_graph, snapshot):  # noqa: F811
+    result = conversion_recall(tiny_graph, snapshot, k_values=(5, 20))
+    nodes = snapshot_nodes(snapshot, tiny_graph)
+    ads = snapshot.of_type("ad")
+    z = snapshot.embeddings()
+    test = build_examples(tiny_graph, "test").frame.filter(pl.col("label") == 1)
+    pairs = {
+        (u, a)
+        for u, a in zip(test["user"], test["ad"], strict=True)
+        if u in set(nodes.tolist()) and a in set(nodes[ads].tolist())
+    }
+    assert result.pairs == len(pairs) > 0 and result.ads == len(ads)
+    row = {int(n): i for i, n in enumerate(nodes)}
+    cutoff = tiny_graph.manifest.time.test_start
+    engaged = np.bincount(tiny_graph.dst[tiny_graph.ts < cutoff], minlength=tiny_graph.num_nodes)
+    popular = sorted(nodes[ads].tolist(), key=lambda a: (-engaged[a], a))
+    for i, k in enumerate((5, 20)):
+        exact_hits = popular_hits = 0
+        for u, a in pairs:
+            scores = z[ads] @ z[row[u]]
+            top = nodes[ads][np.argsort(-scores, kind="stable")[:k]]
+            exact_hits += a in top
+            popular_hits += a in popular[:k]
+        assert result.recall["exact k-NN on embeddings"][i] == pytest.approx(
+            exact_hits / len(pairs)
+        )
+        assert result.recall["popularity (engagement before test)"][i] == pytest.approx(
+            popular_hits / len(pairs)
+        )
+    for values in result.recall.values():
+        assert 0 <= values[0] <= values[1] <= 1
+    assert "| BoM inverted index, re-scored |" in "\n".join(result.render())
+
+
+def test_a_snapshot_after_the_test_start_is_refused(tiny_graph, snapshot):  # noqa: F811
+    late = dataclasses.replace(
+        snapshot, meta={**snapshot.meta, "as_of": tiny_graph.manifest.time.test_start + 1}
+    )
+    with pytest.raises(InputError, match="newer than the test start"):
+        conversion_recall(tiny_graph, late)
