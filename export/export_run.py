@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from hir_sdk import __version__
+from hir_sdk.errors import InputError
 from hir_sdk.export.exporter import (
     ENCODER_FILE,
     QUANTIZER_FILE,
@@ -65,6 +66,21 @@ def export_run(
     checkpoint: str = "best",
     overwrite: bool = False,
 ) -> ExportResult:
+    """Export the run's encoder, a BoM quantizer and optionally an online ranker to `out`.
+
+    Args:
+        run: training run folder (`hir fit --out`).
+        data: dataset the run embeds (the check's views come from it).
+        out: output folder, written atomically.
+        as_of: time of the check's views and of the quantizer fit (when fitted here).
+        embeddings: an `hir embed` output whose quantizer to export (else one is fitted
+            on the run's embeddings as of `as_of`, as `hir embed` does).
+        ranker: a saved `OnlineRankerBundle` folder (`hir ab`: `multistage_ranker/`).
+        check: run the parity check on real batches (`ExportResult.parity`, `.ok`).
+        check_nodes: entities whose views the encoder check runs.
+        checkpoint: "best" or "last".
+        overwrite: replace an existing `out`.
+    """
     check_free(out, overwrite)  # the cheap mistakes first: before any embedding
     bundle = OnlineRankerBundle.load(ranker) if ranker is not None else None
     embedder = Embedder(run, data, as_of, checkpoint=checkpoint)
@@ -73,6 +89,12 @@ def export_run(
     else:
         table = embed_entities(run, data, as_of, checkpoint=checkpoint)
     quantizer = table.quantizer
+    if quantizer.dim != embedder.model.config.out_dim:
+        raise InputError(
+            f"the quantizer encodes {quantizer.dim}-dim vectors, the encoder makes "
+            f"{embedder.model.config.out_dim}-dim ones: embeddings of another run?",
+            file=embeddings,
+        )
     meta: dict[str, object] = {
         "sdk_version": __version__,
         "run": str(Path(run).resolve()),

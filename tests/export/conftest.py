@@ -14,7 +14,7 @@ from hir_sdk.export import ExportResult, export_run
 from hir_sdk.ranking.baselines import XGBoostConfig
 from hir_sdk.training import Trainer
 from tests.evaluation.test_pipeline_hir import SMALL_RANKER
-from tests.hir_sdk.interests.conftest import RUN_CONFIG
+from tests.hir_sdk.interests.conftest import RUN_CONFIG, snapshot, tiny_run  # noqa: F401
 
 
 @pytest.fixture(scope="session")

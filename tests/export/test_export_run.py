@@ -3,6 +3,7 @@ the torch models' inputs, and clear errors for inputs that do not fit."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -11,12 +12,13 @@ import pytest
 import torch
 
 from hir_sdk import __version__
+from hir_sdk.bom import AdditiveQuantizer
 from hir_sdk.cli.main import main
 from hir_sdk.errors import InputError
-from hir_sdk.export import load_serving, read_metadata
+from hir_sdk.export import export_run, load_serving, read_metadata
 from hir_sdk.export.parity import Parity
 from hir_sdk.export.serving import RankerSession
-from hir_sdk.interests import embed_entities
+from hir_sdk.interests import embed_entities, write_embeddings
 from hir_sdk.model import Impl
 from hir_sdk.model.inputs import inputs_from_packed
 from hir_sdk.ranking.sequence.online_ranker import CandidateInputs
@@ -76,13 +78,13 @@ def test_served_encoder_takes_any_number_of_subgraphs_and_nodes(
 
 
 def test_served_quantizer_gives_the_index_tokens(exported, export_run_dir, tiny_world):
-    snapshot = embed_entities(export_run_dir, tiny_world, "test_start")
+    snap = embed_entities(export_run_dir, tiny_world, "test_start")
     quantizer = load_serving(exported.out).quantizer
     for rows in (slice(0, 3), slice(100, 400)):
-        z = snapshot.embeddings()[rows]
+        z = snap.embeddings()[rows]
         tokens = quantizer.tokens(z)
         assert tokens.shape == (len(z), 8)
-        agree = (tokens == snapshot.tokens()[rows]).all(axis=1).mean()
+        agree = (tokens == snap.tokens()[rows]).all(axis=1).mean()
         assert agree >= 0.99  # the rest: equally good codes (see export.parity)
 
 
@@ -164,3 +166,17 @@ def test_load_serving_of_a_folder_without_models(tmp_path):
     (tmp_path / "encoder.onnx").write_bytes(b"not onnx")
     with pytest.raises(InputError, match="onnxruntime cannot load"):
         load_serving(tmp_path)
+
+
+def test_a_quantizer_of_another_width_is_refused(
+    tiny_world,
+    export_run_dir,
+    snapshot,
+    tmp_path,  # noqa: F811
+):
+    rng = np.random.default_rng(0)
+    other = AdditiveQuantizer(2, 4).fit(rng.normal(size=(64, 8)).astype(np.float32), seed=0)
+    folder = write_embeddings(dataclasses.replace(snapshot, quantizer=other), tmp_path / "emb")
+    with pytest.raises(InputError, match="encodes 8-dim vectors, the encoder makes 16-dim"):
+        export_run(export_run_dir, tiny_world, tmp_path / "onnx", embeddings=folder)
+    assert not (tmp_path / "onnx").exists()
