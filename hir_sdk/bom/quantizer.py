@@ -32,6 +32,7 @@ import numpy as np
 from hir_sdk import __version__
 from hir_sdk.errors import InputError
 from hir_sdk.io.atomic import atomic_output_dir
+from hir_sdk.io.saved_meta import read_saved_meta
 
 FORMAT_VERSION = 1
 META_FILE = "quantizer.json"
@@ -275,21 +276,12 @@ class Quantizer(ABC):
 
 def _read_meta(folder: Path, kind: str) -> dict[str, Any]:
     """The metadata of a saved quantizer of `kind`, or an `InputError` saying why not."""
-    file = folder / META_FILE
-    if not file.is_file():
-        raise InputError(f"not a saved quantizer (no {META_FILE})", file=folder)
-    try:
-        meta = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise InputError(f"cannot read quantizer metadata: {err}", file=file) from None
-    version = meta.get("format_version")
-    problem = None
-    if version != FORMAT_VERSION:
-        problem = f"quantizer format {version} is not supported (expected {FORMAT_VERSION})"
-    elif meta.get("kind") != kind:
-        problem = f"holds a {meta.get('kind')!r} quantizer, not {kind!r}; load it with its class"
-    if problem:
-        raise InputError(problem, file=file)
+    meta = read_saved_meta(folder, META_FILE, "quantizer", FORMAT_VERSION)
+    if meta.get("kind") != kind:
+        raise InputError(
+            f"holds a {meta.get('kind')!r} quantizer, not {kind!r}; load it with its class",
+            file=folder / META_FILE,
+        )
     return meta
 
 

@@ -18,7 +18,6 @@ import json
 import zipfile
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
@@ -26,6 +25,7 @@ import torch
 from hir_sdk import __version__
 from hir_sdk.errors import InputError
 from hir_sdk.io.atomic import atomic_output_dir
+from hir_sdk.io.saved_meta import read_saved_meta
 from hir_sdk.ranking.calibration import PROBABILITY_FLOOR, PlattScaling
 from hir_sdk.ranking.sequence.online_ranker import CandidateInputs, OnlineRanker, OnlineRankerConfig
 from hir_sdk.training.checkpoint import load_checkpoint
@@ -97,7 +97,7 @@ class OnlineRankerBundle:
     @classmethod
     def load(cls, path: str | Path) -> OnlineRankerBundle:
         path = Path(path)
-        meta = _read_meta(path)
+        meta = read_saved_meta(path, META_FILE, "online ranker", FORMAT_VERSION)
         try:
             config = OnlineRankerConfig(**meta["config"])
             ranker = OnlineRanker(config, **meta["sizes"])
@@ -122,20 +122,3 @@ class OnlineRankerBundle:
         return cls(
             ranker.eval(), calibration, dict(meta["sizes"]), sample, str(meta["fingerprint"])
         )
-
-
-def _read_meta(path: Path) -> dict[str, Any]:
-    file = path / META_FILE
-    if not file.is_file():
-        raise InputError(f"not a saved online ranker (no {META_FILE})", file=path)
-    try:
-        meta = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise InputError(f"cannot read online ranker metadata: {err}", file=file) from None
-    if meta.get("format_version") != FORMAT_VERSION:
-        raise InputError(
-            f"online ranker format {meta.get('format_version')} is not supported "
-            f"(expected {FORMAT_VERSION})",
-            file=file,
-        )
-    return meta
