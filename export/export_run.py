@@ -145,8 +145,11 @@ def _check(
     )
     parity = [
         encoder_parity(embedder.model, EncoderSession(folder / ENCODER_FILE), batches),
-        *quantizer_parity(
-            table.quantizer, QuantizerSession(folder / QUANTIZER_FILE), table.embeddings()
+        *quantizer_parity(  # the snapshot's tokens are its quantizer's, on these rows
+            table.quantizer,
+            QuantizerSession(folder / QUANTIZER_FILE),
+            table.embeddings(),
+            table.tokens(),
         ),
     ]
     if bundle is not None:

@@ -73,14 +73,18 @@ def encoder_parity(
 
 
 def quantizer_parity(
-    quantizer: Quantizer, session: QuantizerSession, z: np.ndarray
+    quantizer: Quantizer,
+    session: QuantizerSession,
+    z: np.ndarray,
+    tokens: np.ndarray | None = None,
 ) -> list[Parity]:
     """`quantizer.onnx` against its torch graph and against the numpy quantizer's tokens
-    (the same ids, or codes equally good to the tolerance; see the module)."""
+    (the same ids, or codes equally good to the tolerance; see the module). Pass the
+    `tokens` the numpy quantizer already gave `z` (a snapshot's) to skip encoding again."""
     out = session.tokens(z)
     with torch.no_grad():
         graph = QuantizerGraph(quantizer)(torch.from_numpy(np.array(z))).numpy()
-    ref = quantizer.tokens(quantizer.encode(z))
+    ref = quantizer.tokens(quantizer.encode(z)) if tokens is None else tokens
     return [
         _token_parity("quantizer", quantizer, z, out, graph),
         _token_parity("bom index", quantizer, z, out, ref),
