@@ -38,7 +38,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", default="demo_out", help="output folder (replaced)")
     parser.add_argument("--scale", choices=sorted(SCALES), default="small")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--steps", type=int, default=150, help="encoder training steps")
+    parser.add_argument("--steps", type=int, default=300, help="encoder training steps")
     parser.add_argument("--bootstrap", type=int, default=200, help="A/B user resamples")
     parser.set_defaults(run=run)
 

@@ -1,17 +1,19 @@
 """Node encoder: what a token is, before attention.
 
     h0 = LayerNorm( E_type[t] + MLP_dhe(dhe code)            # id, no per-id table
-                    + W_c content  (or u_t if the node has no content)
-                    + W_n neighbour_content
+                    + LN_c(W_c content)  (or u_t if the node has no content)
+                    + LN_n(W_n neighbour_content)
                     + W_s stats + W_rw rw + E_hop[hop] )
 
-`u_t` is a learned per-type "unknown content" vector. `neighbour_content` is the
-normalized mean content of the token's direct-edge neighbours inside its subgraph (one
-parameter-free propagation step): a user, who has no text of their own, is described by
-the ads and products they engaged with, and only through edges visible at the view's
-cutoff, so it leaks nothing. The deep hash embedding (DHE) maps
-the node's dense hash code through a small shared MLP, so its parameter count does not
-depend on how many ids exist, and ids never seen in training still get an embedding.
+The content terms are layer-normalized: the projection of a unit 384-d vector is ~30x
+smaller than the type embedding, and without the norm it never mattered. `u_t` is a
+learned per-type "unknown content" vector. `neighbour_content` is the normalized mean
+content of the token's direct-edge neighbours inside its subgraph (one parameter-free
+propagation step): a user, who has no text of their own, is described by the ads and
+products they engaged with, and only through edges visible at the view's cutoff, so it
+leaks nothing. The deep hash embedding (DHE) maps the node's dense hash code through a
+small shared MLP, so its parameter count does not depend on how many ids exist, and ids
+never seen in training still get an embedding.
 """
 
 from __future__ import annotations
@@ -44,6 +46,10 @@ class NodeEncoder(nn.Module):
         self.dhe = DeepHashEmbedding(c.deep_hash.codes, c.deep_hash.hidden, c.dim)
         self.content = nn.Linear(c.content_dim, c.dim) if c.content_dim else None
         self.neighbour_content = nn.Linear(c.content_dim, c.dim) if c.content_dim else None
+        # content enters at the scale of the other parts (a raw projection of a unit vector
+        # is ~30x smaller than the type embedding and would be drowned out)
+        self.content_norm = nn.LayerNorm(c.dim) if c.content_dim else None
+        self.neighbour_norm = nn.LayerNorm(c.dim) if c.content_dim else None
         self.unknown = nn.Parameter(torch.zeros(c.num_node_types, c.dim))
         self.stats = nn.Linear(c.stats_dim, c.dim) if c.stats_dim else None
         self.rw = nn.Linear(c.rw_steps, c.dim)
@@ -73,8 +79,9 @@ class NodeEncoder(nn.Module):
         h = self.node_type(node_type) + self.dhe(dhe) + self.rw(rw) + self.hop(hop)
         unknown = self.unknown[node_type]
         if self.content is not None and self.neighbour_content is not None:
-            h = h + torch.where(has_content[..., None], self.content(content), unknown)
-            h = h + self.neighbour_content(neighbours)
+            own = self.content_norm(self.content(content))
+            h = h + torch.where(has_content[..., None], own, unknown)
+            h = h + self.neighbour_norm(self.neighbour_content(neighbours))
         else:
             h = h + unknown
         if self.stats is not None:

@@ -42,11 +42,11 @@ class ModelSizes:
 
 @dataclass(frozen=True)
 class OptimConfig:
-    lr: float = 1e-3
+    lr: float = 3e-3
     weight_decay: float = 0.05
     warmup_steps: int = 20
     clip_norm: float = 1.0
-    ema: float = 0.99  # teacher = ema * teacher + (1 - ema) * student
+    ema: float = 0.95  # teacher = ema * teacher + (1 - ema) * student
 
     def __post_init__(self) -> None:
         if not self.lr > 0 or not 0 <= self.ema < 1 or self.warmup_steps < 0:
@@ -64,6 +64,10 @@ class DistillConfig:
     queue: int = 2048  # recent teacher embeddings the targets are balanced over, per type
     cross_weight: float = 1.0  # each end of an engagement edge predicts the other's clusters
     mask_anchor_id: bool = True  # the student does not see its anchor's id hash
+    # shares of `steps` after which the prototypes are re-seated on the teacher's
+    # embeddings of `seed_rows` training anchors by hierarchical k-means
+    seed_prototypes_at: tuple[float, ...] = (0.5,)
+    seed_rows: int = 8192
 
     def __post_init__(self) -> None:
         if min(self.student_temperature, self.teacher_epsilon, self.teacher_epsilon_start) <= 0:
@@ -72,6 +76,14 @@ class DistillConfig:
             raise ValueError("DistillConfig: queue and cross_weight must be >= 0")
         if self.teacher_warmup_steps < 0:
             raise ValueError("DistillConfig: teacher_warmup_steps must be >= 0")
+        if not all(0 < share <= 1 for share in self.seed_prototypes_at) or self.seed_rows < 1:
+            raise ValueError(
+                "DistillConfig: seed_prototypes_at shares must be in (0, 1], seed_rows >= 1"
+            )
+
+    def seed_steps(self, steps: int) -> set[int]:
+        """The steps (1-based, after the update) at which the prototypes are seeded."""
+        return {max(1, round(share * steps)) for share in self.seed_prototypes_at}
 
     def teacher_epsilon_at(self, step: int) -> float:
         """The teacher's Sinkhorn epsilon at a training step (the temperature schedule)."""
@@ -85,9 +97,10 @@ class DistillConfig:
 
 @dataclass(frozen=True)
 class EngagementConfig:
-    pairs: int = 32  # positive edges per step; each gets a random and a hard negative
+    pairs: int = 128  # positive edges per step; each gets a random and a hard negative
     weight: float = 1.0
     roles: tuple[str, ...] = ("click", "engagement", "conversion")
+    in_batch: float = 1.0  # weight of the in-batch softmax (see objectives)
 
 
 @dataclass(frozen=True)

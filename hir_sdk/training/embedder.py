@@ -64,7 +64,8 @@ class Embedder:
         except RuntimeError:
             raise InputError(
                 "this dataset does not fit the run: its node types, edge types or feature "
-                f"columns differ from the data the run was trained on ({self.trained_on})",
+                f"columns differ from the data the run was trained on ({self.trained_on}), "
+                "or an older SDK trained the run (its encoder had other parameters)",
                 file=path,
             ) from None
         self.impl = choose_impl(Impl.AUTO, torch.device("cpu"), grad=True)  # as in training

@@ -142,10 +142,23 @@ class EngagementSampler:
 
 
 def engagement_loss(
-    scorer: EngagementScorer, z: torch.Tensor, etype: torch.Tensor, count: int
+    scorer: EngagementScorer,
+    z: torch.Tensor,
+    etype: torch.Tensor,
+    count: int,
+    *,
+    dst: torch.Tensor | None = None,
+    dst_type: torch.Tensor | None = None,
+    in_batch: float = 0.0,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """`z` holds embeddings in blocks [src, dst, random_neg, hard_neg] of `count` rows.
-    Returns (loss, positive logits, negative logits)."""
+    Returns (loss, positive logits, negative logits).
+
+    With `in_batch > 0`, adds `in_batch` times a softmax over the batch: each source
+    scores its own destination against every other pair's destination of the same node
+    type (and its own two negatives), so one step contrasts `count` candidates, not two.
+    `dst` (node ids) masks a destination that is another row's positive too.
+    """
     zu, zv, zr, zh = z.split(count)
     pos = scorer(zu, etype, zv)
     neg = torch.cat([scorer(zu, etype, zr), scorer(zu, etype, zh)])
@@ -153,4 +166,29 @@ def engagement_loss(
         F.binary_cross_entropy_with_logits(pos, torch.ones_like(pos))
         + F.binary_cross_entropy_with_logits(neg, torch.zeros_like(neg))
     ) / 2
+    if in_batch > 0:
+        loss = loss + in_batch * _in_batch_softmax(scorer, zu, etype, zv, dst, dst_type, neg)
     return loss, pos, neg
+
+
+def _in_batch_softmax(
+    scorer: EngagementScorer,
+    zu: torch.Tensor,
+    etype: torch.Tensor,
+    zv: torch.Tensor,
+    dst: torch.Tensor | None,
+    dst_type: torch.Tensor | None,
+    neg: torch.Tensor,
+) -> torch.Tensor:
+    count = len(zu)
+    scores = scorer.scale * (zu * scorer.relation[etype]) @ zv.T + scorer.bias[etype][:, None]
+    own = torch.eye(count, dtype=torch.bool, device=zu.device)
+    drop = torch.zeros_like(own)
+    if dst_type is not None:
+        drop |= dst_type[:, None] != dst_type[None, :]
+    if dst is not None:
+        drop |= (dst[:, None] == dst[None, :]) & ~own
+    scores = scores.masked_fill(drop, float("-inf"))
+    logits = torch.cat([scores, neg.view(2, count).T], dim=1)  # (P, P + 2)
+    target = torch.arange(count, device=zu.device)
+    return F.cross_entropy(logits, target)

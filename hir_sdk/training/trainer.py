@@ -56,6 +56,7 @@ from hir_sdk.training.objectives import (
     distillation_loss,
     engagement_loss,
 )
+from hir_sdk.training.prototype_seeding import seed_prototypes
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,11 @@ class Trainer:
                 world_size=self.world_size,
             ),
         )
+        if c.distill.seed_prototypes_at and len(anchors) < c.model.prototypes[0]:
+            raise InputError(
+                f"seeding {c.model.prototypes[0]} prototypes needs as many training anchors; "
+                f"the train window has {len(anchors)}"
+            )
         val_anchors, val_cutoffs = anchors_from_events(graph, "validation")
         pick = np.random.default_rng([c.seed, 0x5A1]).permutation(len(val_anchors))
         pick = np.sort(pick[: c.eval_anchors])
@@ -227,7 +233,16 @@ class Trainer:
         inputs = self._inputs(packed)
         z = model(inputs, self.impl).embedding
         etype = torch.from_numpy(s.etype[mine]).to(self.device)
-        loss, pos, neg = engagement_loss(self.scorer, z.float(), etype, count)
+        dst = torch.from_numpy(parts[1]).to(self.device)
+        loss, pos, neg = engagement_loss(
+            self.scorer,
+            z.float(),
+            etype,
+            count,
+            dst=dst,
+            dst_type=inputs.node_type[inputs.offsets[count : 2 * count]],
+            in_batch=c.engagement.in_batch,
+        )
         cross = torch.zeros((), device=self.device)
         if c.distill.cross_weight > 0:
             with torch.no_grad():
@@ -314,6 +329,21 @@ class Trainer:
             model, self.builder, view, nodes, cutoffs, impl=self.impl, batch_size=batch_size
         )
 
+    def _seed_prototypes(self) -> None:
+        """Re-seat the teacher's and student's prototypes on the teacher's embeddings of a
+        fixed sample of training anchors (drawn with the seed and step): hierarchical
+        k-means, see `training.prototype_seeding`. The prototypes' optimizer moments
+        restart, as for new parameters."""
+        c = self.config
+        anchors, cutoffs = self.schedule.anchors, self.schedule.cutoffs
+        rng = np.random.default_rng([c.seed, self.step, 0x5EED])
+        pick = np.sort(rng.permutation(len(anchors))[: c.distill.seed_rows])
+        z, _ = self.embed(anchors[pick], cutoffs[pick])
+        seed_prototypes(self.teacher.prototypes, z, seed=c.seed + self.step)
+        self.student.prototypes.load_state_dict(self.teacher.prototypes.state_dict())
+        for param in self.student.prototypes.parameters():
+            self.optimizer.state.pop(param, None)
+
     # ---- the loop ----------------------------------------------------------------------
     def _write_run_files(self) -> None:
         c = self.config
@@ -338,6 +368,7 @@ class Trainer:
         if main:
             self._write_run_files()
         per_epoch = len(self.schedule)
+        seed_steps = c.distill.seed_steps(c.steps)
         bar = tqdm(total=stop, initial=self.step, disable=not (progress and main), desc="fit")
         self.student.train()
         log = (self.run / "metrics.jsonl").open("a", encoding="utf-8") if main else None
@@ -369,6 +400,8 @@ class Trainer:
                     average_float_buffers(self.student)  # the type centres, as the weights
                     average_float_buffers(self.teacher)
                     self.step += 1
+                    if self.step in seed_steps:
+                        self._seed_prototypes()
                     record = {
                         "step": self.step,
                         "epoch": epoch,

@@ -15,7 +15,7 @@ from hir_sdk.evaluation.pipeline import ABConfig, run_ab
 from hir_sdk.ranking.baselines import XGBoostConfig
 from hir_sdk.ranking.sequence import MultiStageConfig, OnlineRankerConfig, UserModelConfig
 from hir_sdk.training import TrainConfig, Trainer
-from hir_sdk.training.config import ModelSizes
+from hir_sdk.training.config import DistillConfig, EngagementConfig, ModelSizes
 
 DAY = 86_400
 SMALL_RANKER = MultiStageConfig(
@@ -38,6 +38,8 @@ def early_run(tiny_world: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
         eval_anchors=32,
         train_until="2026-01-17",
         model=ModelSizes(dim=32, out_dim=16, prototypes=(4, 16, 64)),
+        engagement=EngagementConfig(pairs=32),
+        distill=DistillConfig(seed_rows=256),
     )
     Trainer(tiny_world, run, config).fit(progress=False)
     return run

@@ -8,7 +8,7 @@ import pytest
 
 from hir_sdk.interests import EntityEmbeddings, embed_entities
 from hir_sdk.training import TrainConfig, Trainer
-from hir_sdk.training.config import ModelSizes
+from hir_sdk.training.config import DistillConfig, EngagementConfig, ModelSizes
 
 RUN_CONFIG = TrainConfig(
     steps=4,
@@ -18,6 +18,8 @@ RUN_CONFIG = TrainConfig(
     eval_anchors=32,
     use_content=True,
     model=ModelSizes(dim=32, out_dim=16, prototypes=(4, 16, 64), center_types=True),
+    engagement=EngagementConfig(pairs=32),
+    distill=DistillConfig(seed_rows=256),
 )
 
 

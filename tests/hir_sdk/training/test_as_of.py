@@ -10,6 +10,7 @@ import pytest
 from hir_sdk.errors import InputError
 from hir_sdk.training import TrainConfig, Trainer
 from hir_sdk.training.as_of import trained_until, training_graph
+from hir_sdk.training.config import DistillConfig, EngagementConfig
 
 DAY = 86_400
 
@@ -37,7 +38,15 @@ def test_training_graph_moves_the_windows(tiny_graph):
 
 
 def test_trainer_learns_only_from_edges_before_train_until(tiny_world, tmp_path):
-    base = TrainConfig(steps=2, batch_size=16, eval_every=2, checkpoint_every=2, eval_anchors=16)
+    base = TrainConfig(
+        steps=2,
+        batch_size=16,
+        eval_every=2,
+        checkpoint_every=2,
+        eval_anchors=16,
+        engagement=EngagementConfig(pairs=32),
+        distill=DistillConfig(seed_rows=256),
+    )
     t0 = Trainer(tiny_world, tmp_path / "full", base).graph.manifest.time
     until = t0.start + 12 * DAY
     config = TrainConfig(**{**base.__dict__, "train_until": str(until)})

@@ -4,6 +4,7 @@ the objectives move; the CLI and config file work."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -11,7 +12,7 @@ from hir_sdk.cli.main import main
 from hir_sdk.errors import InputError
 from hir_sdk.training import TrainConfig, Trainer
 from hir_sdk.training.checkpoint import load_checkpoint, state_hash
-from hir_sdk.training.config import ModelSizes, config_from_dict
+from hir_sdk.training.config import DistillConfig, EngagementConfig, ModelSizes, config_from_dict
 
 CONFIG = TrainConfig(
     steps=6,
@@ -20,6 +21,8 @@ CONFIG = TrainConfig(
     checkpoint_every=3,
     eval_anchors=48,
     model=ModelSizes(dim=32, out_dim=16, prototypes=(8, 32, 128)),
+    engagement=EngagementConfig(pairs=32),
+    distill=DistillConfig(seed_rows=256),  # seeds the prototypes at step 3 of 6
 )
 
 
@@ -141,3 +144,22 @@ def test_bad_config_is_an_input_error(tmp_path, capsys, tiny_world):
         == 2
     )
     assert "model.dims" in capsys.readouterr().err
+
+
+def test_prototypes_are_seeded_from_the_teacher_embeddings(tiny_world, tmp_path):
+    """Seeding at the last step leaves both models' prototypes on the hierarchical k-means
+    centres of the teacher's embeddings of the step's anchor draw."""
+    import numpy as np
+
+    from hir_sdk.training.prototype_seeding import hierarchical_centres
+
+    config = replace(CONFIG, steps=2, distill=replace(CONFIG.distill, seed_prototypes_at=(1.0,)))
+    trainer = Trainer(tiny_world, tmp_path / "seeded", config)
+    trainer.fit(progress=False)
+    anchors, cutoffs = trainer.schedule.anchors, trainer.schedule.cutoffs
+    pick = np.sort(np.random.default_rng([0, 2, 0x5EED]).permutation(len(anchors))[:256])
+    z, _ = trainer.embed(anchors[pick], cutoffs[pick])
+    want = hierarchical_centres(z, config.model.prototypes, seed=2)
+    for model in (trainer.teacher, trainer.student):
+        for got, expected in zip(model.prototypes.prototypes(), want, strict=True):
+            np.testing.assert_allclose(got.detach().numpy(), expected, atol=1e-5)
