@@ -11,11 +11,8 @@ entity as of the test start and reports:
 - super-graph density: user -> ad engagement edges, raw vs aggregated to primitives;
 - the labels of the largest coarse primitives (top keywords, by TF-IDF);
 - retrieval: for users who convert in the test window, recall@K of the ads they convert
-  on (labels as in `hir ab`: a conversion on the ad's advertiser within the attribution
-  window) through the inverted index (re-scored by embedding) queried with the user's own
-  BoM tokens or with a multi-probe bag (each codebook's codewords closest to the user), from
-  exact k-NN on the embeddings, and from a popularity baseline (most exposed + clicked ads
-  before the test start).
+  on, from the BoM index (own tokens, multi-probe), exact k-NN and popularity
+  (`hir_sdk.evaluation.conversion_retrieval`, as `hir demo` reports it).
 """
 
 from __future__ import annotations
@@ -32,26 +29,15 @@ from publish import publish
 from sklearn.metrics import normalized_mutual_info_score
 
 from hir_sdk.bom import AdditiveQuantizer, ProductQuantizer, ResidualQuantizer
-from hir_sdk.evaluation.examples import build_examples
+from hir_sdk.evaluation.conversion_retrieval import conversion_recall
 from hir_sdk.interests import embed_entities
-from hir_sdk.interests.hierarchy import parents, snapshot_nodes, snapshot_rows, super_graph
+from hir_sdk.interests.hierarchy import parents, snapshot_rows, super_graph
 from hir_sdk.interests.hierarchy_svg import hierarchy_svg
 from hir_sdk.interests.labels import label_primitives
-from hir_sdk.ranking.retrieval import InvertedIndex, TokenBags, exact_knn, probe_weights
 from hir_sdk.schema import load_dataset
 from hir_sdk.synth import SCALES, generate_world, write_world
 from hir_sdk.training import TrainConfig, Trainer
 from hir_sdk.training.config import ModelSizes
-
-K_VALUES = (20, 100)
-PROBES = 16  # codewords probed per codebook by the multi-probe query
-
-
-def _recall(top: np.ndarray, users: np.ndarray, truth: pl.DataFrame) -> float:
-    """Share of (user, converted ad) pairs whose ad is in the user's top list."""
-    pos = {int(u): i for i, u in enumerate(users)}
-    hits = [ad in top[pos[int(u)]] for u, ad in zip(truth["user"], truth["ad"], strict=True)]
-    return float(np.mean(hits))
 
 
 def main() -> int:
@@ -80,7 +66,6 @@ def main() -> int:
         )
         content = load_dataset(data).content
     graph = trainer.graph
-    nodes = snapshot_nodes(snap, graph)
     row_of = snapshot_rows(snap, graph)
     sizes = [len(p) for p in snap.prototypes]
     lines = [
@@ -164,59 +149,14 @@ def main() -> int:
             f"| {quantizer.relative_error(held):.4f} | {fit_s:.0f} |"
         )
     # ---- retrieval of the ads users convert on in the test window -----------------------
-    test = build_examples(graph, "test").frame.filter(pl.col("label") == 1)
-    ads = snap.of_type("ad")
-    ad_nodes = nodes[ads]
-    converted = test.filter(pl.col("ad").is_in(ad_nodes) & pl.col("user").is_in(nodes))
-    converted = converted.unique(["user", "ad"]).sort(["user", "ad"])
-    users = np.unique(converted["user"].to_numpy())
-    user_rows = row_of[users]
-    z = snap.embeddings()
-    codes = snap.tokens() - np.arange(m_books) * k_words
-    index = InvertedIndex.build(ad_nodes, codes[ads], k_words, z[ads])
-    top_k = max(K_VALUES)
     started = time.perf_counter()
-    bom = index.search(
-        TokenBags.from_codes(codes[user_rows], k_words),
-        top_k,
-        query_embeddings=z[user_rows],
-        num_candidates=4 * top_k,
-    )
-    bom_s = time.perf_counter() - started
-    started = time.perf_counter()
-    codebooks = snap.quantizer.codebooks  # (M, K, D)
-    probe = probe_weights(np.einsum("bd,mkd->bmk", z[user_rows], codebooks), PROBES)
-    probed = index.search(probe, top_k, query_embeddings=z[user_rows], num_candidates=4 * top_k)
-    probe_s = time.perf_counter() - started
-    started = time.perf_counter()
-    exact = exact_knn(z[user_rows], z[ads], top_k, item_ids=ad_nodes)
-    exact_s = time.perf_counter() - started
-    cutoff = graph.manifest.time.test_start
-    before = graph.edges_before(cutoff)
-    seen = np.bincount(graph.dst[:before], minlength=graph.num_nodes)[ad_nodes]
-    popular = ad_nodes[np.lexsort((ad_nodes, -seen))][:top_k]
+    retrieval = conversion_recall(graph, snap)
     lines += [
         "",
-        f"retrieval: {len(users):,} users who convert on {len(converted):,} (user, ad) pairs "
-        f"in the test window, {len(ads):,} ads in the index",
-        "",
-        "| method | " + " | ".join(f"recall@{k}" for k in K_VALUES) + " | time (s) |",
-        "|---|" + "---:|" * (len(K_VALUES) + 1),
+        f"retrieval (all four methods: {time.perf_counter() - started:.1f} s): "
+        + retrieval.render()[0],
+        *retrieval.render()[1:],
     ]
-    methods = {
-        "BoM inverted index, re-scored": (np.asarray(bom.ids), bom_s),
-        f"BoM inverted index, {PROBES}-probe query, re-scored": (probed.ids, probe_s),
-        "exact k-NN on embeddings": (exact.ids, exact_s),
-        "popularity (exposures + clicks before test)": (
-            np.tile(popular, (len(users), 1)),
-            0.0,
-        ),
-    }
-    for name, (top, seconds) in methods.items():
-        recalls = [_recall(top[:, :k], users, converted) for k in K_VALUES]
-        lines.append(
-            f"| {name} | " + " | ".join(f"{r:.3f}" for r in recalls) + f" | {seconds:.2f} |"
-        )
     publish(lines, args.record)
     return 0
 

@@ -37,7 +37,7 @@ from sklearn.metrics import (
 from hir_sdk.graph.event_index import EventIndex
 from hir_sdk.synth import SCALES, generate_world, write_world
 from hir_sdk.training import TrainConfig, Trainer
-from hir_sdk.training.config import ModelSizes
+from hir_sdk.training.config import DistillConfig, ModelSizes
 from hir_sdk.training.objectives import EngagementSampler
 
 
@@ -55,6 +55,9 @@ def main() -> int:
     parser.add_argument(
         "--prototypes", default="16,128,1024", help="prototypes per level, coarse to fine"
     )
+    parser.add_argument(
+        "--no-seeding", action="store_true", help="do not seed the prototypes by k-means"
+    )
     parser.add_argument("--record")
     args = parser.parse_args()
     config = dataclasses.replace(
@@ -64,6 +67,9 @@ def main() -> int:
         eval_every=max(args.steps // 4, 1),
         checkpoint_every=args.steps,
         use_content=args.content,
+        distill=dataclasses.replace(
+            DistillConfig(), seed_prototypes_at=() if args.no_seeding else (0.5,)
+        ),
         model=dataclasses.replace(
             ModelSizes(),
             center_types=args.center_types,
@@ -130,7 +136,8 @@ def main() -> int:
         f"command: `python benchmarks/train_quality.py --scale {args.scale} --steps "
         f"{args.steps} --batch {args.batch}{' --content' if args.content else ''}"
         f"{' --center-types' if args.center_types else ''}"
-        f"{'' if args.prototypes == '16,128,1024' else ' --prototypes ' + args.prototypes}`",
+        f"{'' if args.prototypes == '16,128,1024' else ' --prototypes ' + args.prototypes}"
+        f"{' --no-seeding' if args.no_seeding else ''}`",
         "",
         "| measure | value | goal |",
         "|---|---:|---:|",
