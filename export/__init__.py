@@ -10,7 +10,7 @@ serving = load_serving("export")   # onnxruntime sessions: encoder, quantizer, r
 from hir_sdk.export.export_run import ExportResult, export_run
 from hir_sdk.export.exporter import export_encoder, export_quantizer, export_ranker
 from hir_sdk.export.onnx_file import TensorSpec, read_metadata
-from hir_sdk.export.parity import TOLERANCE, Parity
+from hir_sdk.export.parity import MAX_TOKEN_MISMATCH, TOLERANCE, Parity
 from hir_sdk.export.serving import (
     EncoderSession,
     OnnxModel,
@@ -21,6 +21,7 @@ from hir_sdk.export.serving import (
 )
 
 __all__ = [
+    "MAX_TOKEN_MISMATCH",
     "TOLERANCE",
     "EncoderSession",
     "ExportResult",

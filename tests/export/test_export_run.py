@@ -150,7 +150,11 @@ def test_cli_export_failures(
 
 def test_parity_rules():
     assert Parity("encoder", 5, 1e-5, 3, ids="cluster").ok
-    assert not Parity("quantizer", 5, 2e-4, 1, ids="token").ok  # codes not equally good
+    # token ids: a small share of rows may differ (search ties) if the mean gap is small
+    tied = Parity("quantizer", 2000, 1e-6, 2, ids="token", max_mismatch=1e-3)
+    assert tied.ok
+    assert not dataclasses.replace(tied, mismatched_rows=3).ok  # too many rows differ
+    assert not dataclasses.replace(tied, max_abs_diff=2e-4).ok  # codes worse on average
     failed = Parity("ranker", 5, 2e-4, 0)
     assert not failed.ok and "FAILED" in failed.render() and "ids" not in failed.render()
 
