@@ -11,7 +11,9 @@ Self-distillation, per prototype level l (coarse to fine):
 Engagement prediction: for a timed edge (u, type r, v, t), both endpoints embedded as of
 t; `logit = s * <z_u * w_r, z_v> + b_r` (DistMult with a learned scale); positives are
 real training-window edges, negatives keep u and r and swap v for a random node of v's
-type (random) or another node of the same owner as v (hard: same advertiser).
+type (random) or another node of the same owner as v (hard: same advertiser). Binary
+cross-entropy on each, plus (`in_batch`) a softmax of each positive against the other
+pairs' destinations of its type: many negatives per step, as in two-tower training.
 """
 
 from __future__ import annotations
