@@ -16,7 +16,7 @@ def _scorer() -> EngagementScorer:
     with torch.no_grad():
         scorer.relation.uniform_(0.5, 1.5)
         scorer.bias.copy_(torch.tensor([0.3, -0.2]))
-    return scorer
+    return scorer.requires_grad_(False)  # values only
 
 
 def _blocks(count: int) -> torch.Tensor:
