@@ -59,6 +59,11 @@ class EngagementScorer(nn.Module):
     def forward(self, zu: torch.Tensor, etype: torch.Tensor, zv: torch.Tensor) -> torch.Tensor:
         return self.scale * (zu * self.relation[etype] * zv).sum(dim=-1) + self.bias[etype]
 
+    def pairwise(self, zu: torch.Tensor, etype: torch.Tensor, zv: torch.Tensor) -> torch.Tensor:
+        """(P, P) scores of every source `i` (with its edge type) against every `zv[j]`;
+        the diagonal is `forward`."""
+        return self.scale * (zu * self.relation[etype]) @ zv.T + self.bias[etype][:, None]
+
 
 @dataclass(frozen=True)
 class EngagementSample:
@@ -183,7 +188,7 @@ def _in_batch_softmax(
     neg: torch.Tensor,
 ) -> torch.Tensor:
     count = len(zu)
-    scores = scorer.scale * (zu * scorer.relation[etype]) @ zv.T + scorer.bias[etype][:, None]
+    scores = scorer.pairwise(zu, etype, zv)
     own = torch.eye(count, dtype=torch.bool, device=zu.device)
     drop = torch.zeros_like(own)
     if dst_type is not None:
