@@ -150,13 +150,9 @@ def main() -> int:
         )
     # ---- retrieval of the ads users convert on in the test window -----------------------
     started = time.perf_counter()
-    retrieval = conversion_recall(graph, snap)
-    lines += [
-        "",
-        f"retrieval (all four methods: {time.perf_counter() - started:.1f} s): "
-        + retrieval.render()[0],
-        *retrieval.render()[1:],
-    ]
+    table = conversion_recall(graph, snap).render()
+    retrieval_s = time.perf_counter() - started
+    lines += ["", f"retrieval (all four methods: {retrieval_s:.1f} s): " + table[0], *table[1:]]
     publish(lines, args.record)
     return 0
 
