@@ -111,7 +111,7 @@ class TrainConfig:
     eval_every: int = 50
     eval_anchors: int = 256
     checkpoint_every: int = 50
-    num_workers: int = 0
+    num_workers: int = 1  # loader processes preparing batches ahead (0: in the training loop)
     device: str = "auto"  # "auto" (CUDA when present), "cpu" or "cuda"
     use_content: bool = False  # embed entity text with the content encoder (slow first run)
     train_until: str = ""  # end the training window early (a time, see training.as_of)
