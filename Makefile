@@ -5,6 +5,8 @@ PIP := $(PY) -m pip
 STAMP := $(VENV)/.hir-setup-stamp
 TORCH_PIN := torch==2.14.1
 FBGEMM_CPU := fbgemm-gpu-cpu==1.9.0
+# MovieLens-100K ships inside recbole; only its data files are read (never imported)
+RECBOLE := recbole==1.2.0
 DEMO_OUT ?= demo_out
 
 .PHONY: setup demo test lint pytest docs bench clean
@@ -17,6 +19,7 @@ $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) install --quiet --disable-pip-version-check $(TORCH_PIN)
 	$(PIP) install --quiet --disable-pip-version-check -e '.[dev]' $(TORCH_PIN)
+	$(PIP) install --quiet --disable-pip-version-check --no-deps $(RECBOLE)
 	if nvidia-smi -L >/dev/null 2>&1; then \
 		echo "setup: NVIDIA GPU present, keeping fbgemm-gpu"; \
 	else \

@@ -235,7 +235,8 @@ def write_world(world: World, out: str | Path, *, overwrite: bool = False) -> Pa
         pq.write_table(world.nodes, tmp / NODES_FILE, **_PARQUET)
         pq.write_table(world.edges, tmp / EDGES_FILE, **_PARQUET)
         pq.write_table(world.content, tmp / CONTENT_FILE, **_PARQUET)
-        (tmp / TRUTH_DIR).mkdir()
+        if world.truth:  # synthetic worlds only: the planted hierarchy
+            (tmp / TRUTH_DIR).mkdir()
         for name, table in world.truth.items():
             pq.write_table(table, tmp / TRUTH_DIR / f"{name}.parquet", **_PARQUET)
     return Path(out)
