@@ -58,18 +58,26 @@ def main() -> int:
     parser.add_argument(
         "--no-seeding", action="store_true", help="do not seed the prototypes by k-means"
     )
+    parser.add_argument(
+        "--seed-at", help="shares of --steps at which prototypes are seeded (default: config's)"
+    )
+    parser.add_argument("--workers", type=int, default=1, help="loader worker processes")
     parser.add_argument("--record")
     args = parser.parse_args()
+    seed_at = DistillConfig().seed_prototypes_at
+    if args.seed_at:
+        seed_at = tuple(float(x) for x in args.seed_at.split(","))
+    if args.no_seeding:
+        seed_at = ()
     config = dataclasses.replace(
         TrainConfig(),
         steps=args.steps,
         batch_size=args.batch,
         eval_every=max(args.steps // 4, 1),
         checkpoint_every=args.steps,
+        num_workers=args.workers,
         use_content=args.content,
-        distill=dataclasses.replace(
-            DistillConfig(), seed_prototypes_at=() if args.no_seeding else (0.5,)
-        ),
+        distill=dataclasses.replace(DistillConfig(), seed_prototypes_at=seed_at),
         model=dataclasses.replace(
             ModelSizes(),
             center_types=args.center_types,
@@ -137,7 +145,9 @@ def main() -> int:
         f"{args.steps} --batch {args.batch}{' --content' if args.content else ''}"
         f"{' --center-types' if args.center_types else ''}"
         f"{'' if args.prototypes == '16,128,1024' else ' --prototypes ' + args.prototypes}"
-        f"{' --no-seeding' if args.no_seeding else ''}`",
+        f"{' --no-seeding' if args.no_seeding else ''}"
+        f"{' --seed-at ' + args.seed_at if args.seed_at and not args.no_seeding else ''}"
+        f"{'' if args.workers == 1 else f' --workers {args.workers}'}`",
         "",
         "| measure | value | goal |",
         "|---|---:|---:|",

@@ -66,8 +66,12 @@ class DistillConfig:
     mask_anchor_id: bool = True  # the student does not see its anchor's id hash
     # shares of `steps` after which the prototypes are re-seated on the teacher's
     # embeddings of `seed_rows` training anchors by hierarchical k-means
-    seed_prototypes_at: tuple[float, ...] = (0.5,)
+    seed_prototypes_at: tuple[float, ...] = (0.5, 0.8)
     seed_rows: int = 8192
+    # node types whose anchors seed them; empty: the types engaged with (the destinations
+    # of exposure, click, engagement and conversion edges: ads, products, pixels), whose
+    # embeddings are single interests, not the mixtures users are
+    seed_types: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if min(self.student_temperature, self.teacher_epsilon, self.teacher_epsilon_start) <= 0:

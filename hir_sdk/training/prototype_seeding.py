@@ -7,13 +7,21 @@ steps to move them onto the interests the embeddings have learned. Seeding puts 
 prototype on a dense region of the current teacher embeddings, coarse to fine:
 
 ```
-level 0:  k-means of all rows into K_0 centres c_0
+level 0:  k-means of all rows into K_0 centres c_0 (the best of `restarts` starts: the
+          coarse cut decides every level below it)
 level l:  the rows of each level-(l-1) cluster p into K_l / K_{l-1} centres, children of p
           (a cluster with fewer rows than children: its rows, then p's own centre, jittered)
 coarse   <- c_0
 residual <- c_l[k] - P_{l-1}[parent(k)]        so that P_l[k] = normalize(c_l[k])
 ```
 Distillation then refines the seeded prototypes as usual. Deterministic in (rows, seed).
+
+The rows are the teacher's embeddings of training anchors of the *engaged-with* node
+types (the destinations of exposure, click, engagement and conversion edges: ads,
+products, pixels), not users: an ad sits on one interest, while a user's embedding is a
+mixture of several, and centres fitted on mixtures merge interests (on `small`, seeding on
+all anchors put two planted super-interests in one coarse cluster; seeding on ads and
+products recovers all six, see docs/training.md).
 """
 
 from __future__ import annotations
@@ -22,9 +30,28 @@ import numpy as np
 import torch
 
 from hir_sdk.bom.kmeans import kmeans
+from hir_sdk.errors import InputError
+from hir_sdk.graph import TemporalGraph
 from hir_sdk.model.heads import PrototypeHeads
 
 JITTER = 0.01  # spread of children that have no rows of their own
+ENGAGED_ROLES = ("exposure", "click", "engagement", "conversion")
+
+
+def seeding_type_codes(graph: TemporalGraph, seed_types: tuple[str, ...] = ()) -> np.ndarray:
+    """Type codes of the node types whose anchors seed the prototypes: `seed_types`, or
+    by default the destination types of the engaged-with edge roles."""
+    manifest = graph.manifest
+    names = seed_types or tuple(
+        sorted({spec.dst for role in ENGAGED_ROLES for spec in manifest.edge_types_with_role(role)})
+    )
+    unknown = [name for name in names if name not in manifest.node_types]
+    if unknown:
+        raise InputError(
+            f"distill.seed_types {unknown} are not node types of the dataset "
+            f"{list(manifest.node_types)}"
+        )
+    return np.array([graph.type_code(name) for name in names], dtype=np.int64)
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
@@ -32,7 +59,12 @@ def _unit(x: np.ndarray) -> np.ndarray:
 
 
 def hierarchical_centres(
-    z: np.ndarray, sizes: tuple[int, ...], *, seed: int = 0, iterations: int = 10
+    z: np.ndarray,
+    sizes: tuple[int, ...],
+    *,
+    seed: int = 0,
+    iterations: int = 10,
+    restarts: int = 4,
 ) -> list[np.ndarray]:
     """Unit-norm centres (K_l, D) per level; child `k` of level `l` belongs to parent
     `k // (K_l / K_{l-1})`, as in `PrototypeHeads`.
@@ -41,13 +73,22 @@ def hierarchical_centres(
         z: (N, D) rows (unit norm or not; they are normalized), N >= K_0.
         sizes: prototypes per level, coarse to fine, each a multiple of the one before.
         seed: seeds every k-means start and the jitter.
-        iterations: Lloyd iterations per k-means.
+        iterations: Lloyd iterations per k-means (the coarse level gets three times as many).
+        restarts: k-means starts at the coarse level; the lowest inertia wins.
     """
     x = _unit(np.ascontiguousarray(z, dtype=np.float32))
     if len(x) < sizes[0]:
         raise ValueError(f"seeding {sizes[0]} prototypes needs at least as many rows, got {len(x)}")
     rng = np.random.default_rng([seed, 0x5EED])
-    top = kmeans(x, sizes[0], iterations=iterations, seed=np.random.SeedSequence([seed, 0]))
+    top = min(
+        (
+            kmeans(
+                x, sizes[0], iterations=3 * iterations, seed=np.random.SeedSequence([seed, 0, r])
+            )
+            for r in range(restarts)
+        ),
+        key=lambda fit: fit.inertia,
+    )
     levels = [_unit(top.centroids)]
     labels = top.labels
     for level in range(1, len(sizes)):

@@ -56,7 +56,7 @@ from hir_sdk.training.objectives import (
     distillation_loss,
     engagement_loss,
 )
-from hir_sdk.training.prototype_seeding import seed_prototypes
+from hir_sdk.training.prototype_seeding import seed_prototypes, seeding_type_codes
 
 
 @dataclass(frozen=True)
@@ -106,10 +106,16 @@ class Trainer:
                 world_size=self.world_size,
             ),
         )
-        if c.distill.seed_prototypes_at and len(anchors) < c.model.prototypes[0]:
+        self.seed_anchors = np.flatnonzero(
+            np.isin(
+                graph.node_type_of(self.schedule.anchors),
+                seeding_type_codes(graph, c.distill.seed_types),
+            )
+        )
+        if c.distill.seed_prototypes_at and len(self.seed_anchors) < c.model.prototypes[0]:
             raise InputError(
-                f"seeding {c.model.prototypes[0]} prototypes needs as many training anchors; "
-                f"the train window has {len(anchors)}"
+                f"seeding {c.model.prototypes[0]} prototypes needs as many training anchors of "
+                f"the seeding types; the train window has {len(self.seed_anchors)}"
             )
         val_anchors, val_cutoffs = anchors_from_events(graph, "validation")
         pick = np.random.default_rng([c.seed, 0x5A1]).permutation(len(val_anchors))
@@ -331,13 +337,16 @@ class Trainer:
 
     def _seed_prototypes(self) -> None:
         """Re-seat the teacher's and student's prototypes on the teacher's embeddings of a
-        fixed sample of training anchors (drawn with the seed and step): hierarchical
+        fixed sample of the training anchors of the seeding types (`distill.seed_types`;
+        drawn with the seed and step): hierarchical
         k-means, see `training.prototype_seeding`. The prototypes' optimizer moments
         restart, as for new parameters."""
         c = self.config
         anchors, cutoffs = self.schedule.anchors, self.schedule.cutoffs
         rng = np.random.default_rng([c.seed, self.step, 0x5EED])
-        pick = np.sort(rng.permutation(len(anchors))[: c.distill.seed_rows])
+        pick = np.sort(
+            self.seed_anchors[rng.permutation(len(self.seed_anchors))][: c.distill.seed_rows]
+        )
         z, _ = self.embed(anchors[pick], cutoffs[pick])
         seed_prototypes(self.teacher.prototypes, z, seed=c.seed + self.step)
         self.student.prototypes.load_state_dict(self.teacher.prototypes.state_dict())

@@ -43,7 +43,8 @@ def test_two_ranks_agree_with_one(tiny_world, tmp_path):
     text = CONFIG.to_toml().replace("steps = 6", f"steps = {STEPS}")
     # no prototype seeding: k-means is discrete, so the two runs' slightly different
     # teachers may seed different prototypes
-    text = text.replace("seed_prototypes_at = [0.5]", "seed_prototypes_at = []")
+    text = text.replace("seed_prototypes_at = [0.5, 0.8]", "seed_prototypes_at = []")
+    assert "seed_prototypes_at = []" in text
     config.write_text(text.replace("center_types = false", "center_types = true"))
     for ranks in (1, 2):
         _fit(tiny_world, tmp_path / f"r{ranks}", config, ranks)

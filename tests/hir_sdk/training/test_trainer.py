@@ -22,7 +22,7 @@ CONFIG = TrainConfig(
     eval_anchors=48,
     model=ModelSizes(dim=32, out_dim=16, prototypes=(8, 32, 128)),
     engagement=EngagementConfig(pairs=32),
-    distill=DistillConfig(seed_rows=256),  # seeds the prototypes at step 3 of 6
+    distill=DistillConfig(seed_rows=256),  # seeds the prototypes at steps 3 and 5 of 6
 )
 
 
@@ -148,7 +148,8 @@ def test_bad_config_is_an_input_error(tmp_path, capsys, tiny_world):
 
 def test_prototypes_are_seeded_from_the_teacher_embeddings(tiny_world, tmp_path):
     """Seeding at the last step leaves both models' prototypes on the hierarchical k-means
-    centres of the teacher's embeddings of the step's anchor draw."""
+    centres of the teacher's embeddings of the step's draw of ad, product and pixel
+    anchors (the engaged-with types: no users)."""
     import numpy as np
 
     from hir_sdk.training.prototype_seeding import hierarchical_centres
@@ -157,9 +158,20 @@ def test_prototypes_are_seeded_from_the_teacher_embeddings(tiny_world, tmp_path)
     trainer = Trainer(tiny_world, tmp_path / "seeded", config)
     trainer.fit(progress=False)
     anchors, cutoffs = trainer.schedule.anchors, trainer.schedule.cutoffs
-    pick = np.sort(np.random.default_rng([0, 2, 0x5EED]).permutation(len(anchors))[:256])
+    graph = trainer.graph
+    types = [graph.node_types[t] for t in graph.node_type_of(anchors)]
+    eligible = np.flatnonzero([t in ("ad", "product", "pixel") for t in types])
+    assert 256 < len(eligible) < len(anchors)
+    order = np.random.default_rng([0, 2, 0x5EED]).permutation(len(eligible))
+    pick = np.sort(eligible[order][:256])
     z, _ = trainer.embed(anchors[pick], cutoffs[pick])
     want = hierarchical_centres(z, config.model.prototypes, seed=2)
     for model in (trainer.teacher, trainer.student):
         for got, expected in zip(model.prototypes.prototypes(), want, strict=True):
             np.testing.assert_allclose(got.detach().numpy(), expected, atol=1e-5)
+
+
+def test_seeding_types_must_be_node_types(tiny_world, tmp_path):
+    config = replace(CONFIG, distill=replace(CONFIG.distill, seed_types=("shop",)))
+    with pytest.raises(InputError, match=r"distill.seed_types \['shop'\]"):
+        Trainer(tiny_world, tmp_path / "run", config)
