@@ -1,5 +1,10 @@
 """Baseline rankers on the as-of features: XGBoost (what a team runs today) and a
 popularity floor. Both predict the probability that an exposure converts.
+
+XGBoost early-stops on the validation window and then, by default, recalibrates its
+margins on that window with Platt scaling (`calibrate`): the validation window sits
+between the training examples and the test, so this corrects the drift of the base rate
+over time that a model fitted on older examples carries (NE punishes it).
 """
 
 from __future__ import annotations
@@ -9,6 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 import xgboost as xgb
+
+from hir_sdk.ranking.calibration import PROBABILITY_FLOOR, PlattScaling
 
 
 @dataclass(frozen=True)
@@ -24,6 +31,7 @@ class XGBoostConfig:
     early_stopping_rounds: int = 30
     n_threads: int = 2
     seed: int = 0
+    calibrate: bool = True  # Platt scaling of the margins on the validation window
 
     def __post_init__(self) -> None:
         if self.n_estimators < 1 or self.max_depth < 1 or not 0 < self.learning_rate <= 1:
@@ -40,6 +48,7 @@ class XGBoostBaseline:
     name: str = "xgboost"
     _model: xgb.XGBClassifier | None = None
     _columns: list[str] | None = None
+    calibration: PlattScaling | None = None  # set by fit when config.calibrate
 
     def fit(
         self, train: pl.DataFrame, y_train: np.ndarray, valid: pl.DataFrame, y_valid: np.ndarray
@@ -60,18 +69,22 @@ class XGBoostBaseline:
             objective="binary:logistic",
             eval_metric="logloss",
         )
-        self._model.fit(
-            train.to_numpy(),
-            y_train,
-            eval_set=[(valid.select(self._columns).to_numpy(), y_valid)],
-            verbose=False,
-        )
+        x_valid = valid.select(self._columns).to_numpy()
+        self._model.fit(train.to_numpy(), y_train, eval_set=[(x_valid, y_valid)], verbose=False)
+        self.calibration = None
+        if c.calibrate and 0 < np.sum(y_valid) < len(y_valid):
+            margins = self._model.predict(x_valid, output_margin=True)
+            self.calibration = PlattScaling.fit(margins, np.asarray(y_valid, dtype=np.float64))
         return self
 
     def predict(self, features: pl.DataFrame) -> np.ndarray:
         if self._model is None or self._columns is None:
             raise RuntimeError("XGBoostBaseline.predict before fit")
-        return self._model.predict_proba(features.select(self._columns).to_numpy())[:, 1]
+        x = features.select(self._columns).to_numpy()
+        if self.calibration is None:
+            return self._model.predict_proba(x)[:, 1]
+        p = self.calibration(self._model.predict(x, output_margin=True))
+        return np.clip(p, PROBABILITY_FLOOR, 1 - PROBABILITY_FLOOR)
 
     @property
     def best_iteration(self) -> int:
