@@ -13,7 +13,9 @@ popular   the ads most engaged with (any edge into them) before the test start, 
 recall@K  share of truth pairs whose ad is in the user's top K
 ```
 The snapshot must be as of the test start or earlier, so nothing of the test window is
-in the queries or the index.
+in the queries or the index. With `exclude_seen`, each user's lists skip the ads they
+already had an edge to before the test start (the usual protocol for rating data, where
+a user rates a movie once; in ads logs users do convert on ads they have seen).
 """
 
 from __future__ import annotations
@@ -56,14 +58,51 @@ class ConversionRecall:
         return lines
 
 
-def conversion_recall(
+@dataclass(frozen=True)
+class RankedLists:
+    """Each query user's ranked ads, by method, for the test window's conversions.
+
+    Attributes:
+        users: (U,) graph node ids of the users who convert in the test window, sorted.
+        truth: their (user, ad) conversion pairs, unique, sorted.
+        ads: (A,) graph node ids of the candidate ads (those in the snapshot).
+        seen: sorted keys `user * num_nodes + ad` left out of every list (empty unless
+            `exclude_seen`).
+        lists: method -> (U, L) ad node ids, best first; -1 pads.
+    """
+
+    users: np.ndarray
+    truth: pl.DataFrame
+    ads: np.ndarray
+    seen: np.ndarray
+    num_nodes: int
+    lists: dict[str, np.ndarray]
+
+    def rank(self, scores: np.ndarray, top: int) -> np.ndarray:
+        """(U, top) ads by descending `scores` (U, A) over `ads` (ties: lower column
+        first), each user's seen ads left out: how another model's scores join the table."""
+        keys = self.users[:, None].astype(np.int64) * self.num_nodes + self.ads[None, :]
+        masked = np.where(np.isin(keys, self.seen), -np.inf, scores)
+        order = np.argsort(-masked, axis=1, kind="stable")[:, :top]
+        return np.where(np.take_along_axis(masked, order, axis=1) > -np.inf, self.ads[order], -1)
+
+    def relevant(self) -> list[np.ndarray]:
+        """Per query user (in `users` order), the ads they convert on."""
+        ads = self.truth["ad"].to_numpy()
+        cuts = np.searchsorted(self.truth["user"].to_numpy(), self.users, side="right")
+        return np.split(ads, cuts[:-1])
+
+
+def ranked_lists(
     graph: TemporalGraph,
     snapshot: EntityEmbeddings,
     *,
-    k_values: tuple[int, ...] = K_VALUES,
+    top: int = max(K_VALUES),
     probes: int = PROBES,
-) -> ConversionRecall:
-    """recall@K of each method (see the module) for the test window's conversions."""
+    exclude_seen: bool = False,
+) -> RankedLists:
+    """The top `top` ads of each method (see the module) for each user who converts in
+    the test window."""
     cutoff = graph.manifest.time.test_start
     if snapshot.as_of > cutoff:
         raise InputError("the snapshot is newer than the test start: it would see the test window")
@@ -73,7 +112,7 @@ def conversion_recall(
     ad_nodes = nodes[ads]
     test = build_examples(graph, "test").frame.filter(pl.col("label") == 1)
     truth = test.filter(pl.col("ad").is_in(ad_nodes) & pl.col("user").is_in(nodes))
-    truth = truth.unique(["user", "ad"]).sort(["user", "ad"])
+    truth = truth.unique(["user", "ad"]).sort(["user", "ad"]).select("user", "ad")
     users = np.unique(truth["user"].to_numpy())
     if len(users) == 0:
         raise InputError("no conversions in the test window by users of the snapshot")
@@ -83,34 +122,81 @@ def conversion_recall(
     probes = min(probes, size - 1)  # codewords probed per codebook: fewer than K
     codes = snapshot.quantizer.codes(snapshot.tokens())
     index = InvertedIndex.build(ad_nodes, codes[ads], size, z[ads])
-    top = max(k_values)
-    wide = 4 * top
+    seen = _seen_pairs(graph, users, ad_nodes, cutoff) if exclude_seen else np.zeros(0, np.int64)
+    most_seen = int(np.unique(seen // graph.num_nodes, return_counts=True)[1].max(initial=0))
+    wanted = min(top + most_seen, len(ads))  # enough left after the seen ones go
+    wide = 4 * wanted
     bom = index.search(
         TokenBags.from_codes(codes[queries], size),
-        top,
+        wanted,
         query_embeddings=z[queries],
         num_candidates=wide,
     )
     scores = np.einsum("bd,mkd->bmk", z[queries], snapshot.quantizer.codebooks)
     probed = index.search(
         probe_weights(scores, probes),
-        top,
+        wanted,
         query_embeddings=z[queries],
         num_candidates=wide,
     )
-    exact = exact_knn(z[queries], z[ads], top, item_ids=ad_nodes)
-    seen = np.bincount(graph.dst[: graph.edges_before(cutoff)], minlength=graph.num_nodes)
-    popular = ad_nodes[np.lexsort((ad_nodes, -seen[ad_nodes]))][:top]
+    exact = exact_knn(z[queries], z[ads], wanted, item_ids=ad_nodes)
+    engaged = np.bincount(graph.dst[: graph.edges_before(cutoff)], minlength=graph.num_nodes)
+    popular = ad_nodes[np.lexsort((ad_nodes, -engaged[ad_nodes]))][:wanted]
     lists = {
         "BoM inverted index, re-scored": np.asarray(bom.ids),
         f"BoM index, {probes}-probe query, re-scored": np.asarray(probed.ids),
         "exact k-NN on embeddings": np.asarray(exact.ids),
         "popularity (engagement before test)": np.tile(popular, (len(users), 1)),
     }
-    position = np.searchsorted(users, truth["user"].to_numpy())
-    ad = truth["ad"].to_numpy()
+    if exclude_seen:
+        lists = {
+            name: _unseen_first(ids, users, seen, graph.num_nodes) for name, ids in lists.items()
+        }
+    lists = {name: ids[:, :top] for name, ids in lists.items()}
+    return RankedLists(users, truth, ad_nodes, seen, graph.num_nodes, lists)
+
+
+def conversion_recall(
+    graph: TemporalGraph,
+    snapshot: EntityEmbeddings,
+    *,
+    k_values: tuple[int, ...] = K_VALUES,
+    probes: int = PROBES,
+    exclude_seen: bool = False,
+) -> ConversionRecall:
+    """recall@K of each method (see the module) for the test window's conversions: the
+    share of conversion pairs whose ad is in the user's top K."""
+    ranked = ranked_lists(
+        graph, snapshot, top=max(k_values), probes=probes, exclude_seen=exclude_seen
+    )
+    position = np.searchsorted(ranked.users, ranked.truth["user"].to_numpy())
+    ad = ranked.truth["ad"].to_numpy()
     recall = {
         name: [float((top_ids[position, :k] == ad[:, None]).any(axis=1).mean()) for k in k_values]
-        for name, top_ids in lists.items()
+        for name, top_ids in ranked.lists.items()
     }
-    return ConversionRecall(len(users), len(truth), len(ads), tuple(k_values), recall)
+    return ConversionRecall(
+        len(ranked.users), ranked.truth.height, len(ranked.ads), tuple(k_values), recall
+    )
+
+
+def _seen_pairs(
+    graph: TemporalGraph, users: np.ndarray, ads: np.ndarray, cutoff: int
+) -> np.ndarray:
+    """Sorted keys `user * N + ad` of the (user, ad) pairs with an edge before `cutoff`."""
+    k = graph.edges_before(cutoff)
+    src, dst = graph.src[:k], graph.dst[:k]
+    keep = np.isin(src, users) & np.isin(dst, ads)
+    return np.unique(src[keep].astype(np.int64) * graph.num_nodes + dst[keep])
+
+
+def _unseen_first(
+    ids: np.ndarray, users: np.ndarray, seen_keys: np.ndarray, num_nodes: int
+) -> np.ndarray:
+    """Each row of `ids` (a query user's ranked list) with that user's seen ads moved to
+    the end, the order of the rest kept; seen positions become -1."""
+    seen = np.isin(users[:, None].astype(np.int64) * num_nodes + ids, seen_keys) & (ids >= 0)
+    order = np.argsort(seen, axis=1, kind="stable")
+    return np.where(
+        np.take_along_axis(seen, order, axis=1), -1, np.take_along_axis(ids, order, axis=1)
+    )

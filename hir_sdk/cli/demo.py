@@ -1,9 +1,11 @@
-"""`hir demo`: the whole pipeline, end to end, on the built-in synthetic world.
+"""`hir demo`: the whole pipeline, end to end, on the built-in synthetic world (or on
+MovieLens-100K).
 
-1. synthesize the world (with its planted truth) and validate it;
-2. build the temporal graph;
-3. train the encoder on the first 16 days of the training window (`hir fit --until`),
-   so the rankers can be fitted on the days after it;
+1. synthesize the world (with its planted truth), or with `--dataset movielens-100k` read
+   MovieLens-100K and its knowledge graph from the installed `recbole` package;
+2. validate and build the temporal graph;
+3. train the encoder on the first half of the training window (`hir fit --until`; 16
+   days of the synthetic world), so the rankers can be fitted on the days after it;
 4. embed users and ads at three refresh times, with interest clusters and BoM tokens
    (each snapshot sees only edges before its time; its codebooks are fitted on it alone);
 5. retrieval: recall@K of the ads users convert on in the test window, from the
@@ -23,20 +25,29 @@ import argparse
 import time
 from pathlib import Path
 
+from hir_sdk.datasets import MOVIELENS_100K, movielens_100k
 from hir_sdk.graph import build_graph_from_dir, save_graph, summarize
 from hir_sdk.io.atomic import atomic_output_dir
 from hir_sdk.synth import SCALES, TRUTH_DIR, generate_world, write_world
 
 DAY = 86_400
-ENCODER_DAYS = 16  # the encoder's training window; the rankers fit on the days after it
+SYNTHETIC = "synthetic"
 
 
 def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
-        "demo", help="run the end-to-end pipeline on synthetic data", description=__doc__
+        "demo",
+        help="run the end-to-end pipeline (synthetic world or MovieLens-100K)",
+        description=__doc__,
     )
     parser.add_argument("--out", default="demo_out", help="output folder (replaced)")
-    parser.add_argument("--scale", choices=sorted(SCALES), default="small")
+    parser.add_argument(
+        "--dataset",
+        choices=[SYNTHETIC, MOVIELENS_100K],
+        default=SYNTHETIC,
+        help="the synthetic ads world (default) or MovieLens-100K (needs recbole installed)",
+    )
+    parser.add_argument("--scale", choices=sorted(SCALES), default="small", help="synthetic")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--steps", type=int, default=300, help="encoder training steps")
     parser.add_argument("--bootstrap", type=int, default=200, help="A/B user resamples")
@@ -67,13 +78,20 @@ def run(args: argparse.Namespace) -> int:
     step = _Steps(7)
     out = Path(args.out)
     with atomic_output_dir(out, overwrite=True) as tmp:
-        world = generate_world(SCALES[args.scale], args.seed)
+        if args.dataset == SYNTHETIC:
+            world = generate_world(SCALES[args.scale], args.seed)
+            what = f"synthesized the {args.scale} world"
+        else:
+            world = movielens_100k()
+            what = f"read {args.dataset} from the recbole package"
         write_world(world, tmp / "data")
-        step(f"synthesized the {args.scale} world: {world.edges.num_rows:,} events")
+        step(f"{what}: {world.edges.num_rows:,} events")
         graph = build_graph_from_dir(tmp / "data")
         save_graph(graph, tmp / "graph")
         step(f"validated and built the graph: {graph.num_nodes:,} nodes")
-        until = graph.manifest.time.start + ENCODER_DAYS * DAY
+        time_splits = graph.manifest.time
+        until = time_splits.start + (time_splits.validation_start - time_splits.start) // 2
+        days = (until - time_splits.start) / DAY
         config = TrainConfig(
             steps=args.steps,
             batch_size=64,
@@ -84,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
             train_until=str(until),
         )
         Trainer(tmp / "data", tmp / "run", config).fit(progress=True)
-        step(f"trained the encoder for {args.steps} steps on the first {ENCODER_DAYS} days")
+        step(f"trained the encoder for {args.steps} steps on the first {days:.0f} days")
         hir = build_hir_lookup(tmp / "run", tmp / "data", graph, seed=args.seed)
         write_embeddings(hir.snapshots[-1], tmp / "embeddings")
         sizes = hir.snapshots[-1].meta["bom"]
@@ -93,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
             f"(BoM {sizes['codebooks']}x{sizes['codewords']}, relative error "
             f"{sizes['relative_error']:.3f})"
         )
-        recall = conversion_recall(graph, hir.snapshots[-1])
+        # a rating data set: each user rates a movie once, so what they rated is left out
+        recall = conversion_recall(graph, hir.snapshots[-1], exclude_seen=args.dataset != SYNTHETIC)
         step("retrieval of the ads users convert on: BoM index, exact k-NN, popularity")
         ab = run_ab_on_graph(
             graph,
@@ -103,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
                 n_bootstrap=args.bootstrap,
                 seed=args.seed,
             ),
-            truth=tmp / "data" / TRUTH_DIR,
+            truth=tmp / "data" / TRUTH_DIR if world.truth else None,
             hir=hir,
         )
         write_report(ab, tmp / "ab")

@@ -9,9 +9,9 @@ import polars as pl
 import pytest
 
 from hir_sdk.errors import InputError
-from hir_sdk.evaluation.conversion_retrieval import conversion_recall
+from hir_sdk.evaluation.conversion_retrieval import conversion_recall, ranked_lists
 from hir_sdk.evaluation.examples import build_examples
-from hir_sdk.interests.hierarchy import snapshot_nodes
+from hir_sdk.interests.hierarchy import snapshot_nodes, snapshot_rows
 from tests.hir_sdk.interests.conftest import snapshot  # noqa: F401
 
 
@@ -55,3 +55,52 @@ def test_a_snapshot_after_the_test_start_is_refused(tiny_graph, snapshot):  # no
     )
     with pytest.raises(InputError, match="newer than the test start"):
         conversion_recall(tiny_graph, late)
+
+
+def test_exclude_seen_skips_the_ads_each_user_engaged_before_the_test(tiny_graph, snapshot):  # noqa: F811
+    result = conversion_recall(tiny_graph, snapshot, k_values=(5, 20), exclude_seen=True)
+    nodes = snapshot_nodes(snapshot, tiny_graph)
+    ads = snapshot.of_type("ad")
+    z = snapshot.embeddings()
+    cutoff = tiny_graph.manifest.time.test_start
+    before = tiny_graph.ts < cutoff
+    seen = set(zip(tiny_graph.src[before].tolist(), tiny_graph.dst[before].tolist(), strict=True))
+    test = build_examples(tiny_graph, "test").frame.filter(pl.col("label") == 1)
+    pairs = {
+        (u, a)
+        for u, a in zip(test["user"], test["ad"], strict=True)
+        if u in set(nodes.tolist()) and a in set(nodes[ads].tolist())
+    }
+    assert any((u, a) in seen for u, a in pairs)  # the tiny world has repeat converters
+    row = {int(n): i for i, n in enumerate(nodes)}
+    engaged = np.bincount(tiny_graph.dst[before], minlength=tiny_graph.num_nodes)
+    popular = sorted(nodes[ads].tolist(), key=lambda a: (-engaged[a], a))
+    for i, k in enumerate((5, 20)):
+        exact_hits = popular_hits = 0
+        for u, a in pairs:
+            ranked = nodes[ads][np.argsort(-(z[ads] @ z[row[u]]), kind="stable")]
+            exact_hits += a in [b for b in ranked.tolist() if (u, b) not in seen][:k]
+            popular_hits += a in [b for b in popular if (u, b) not in seen][:k]
+        assert result.recall["exact k-NN on embeddings"][i] == pytest.approx(
+            exact_hits / len(pairs)
+        )
+        assert result.recall["popularity (engagement before test)"][i] == pytest.approx(
+            popular_hits / len(pairs)
+        )
+
+
+def test_other_scores_join_the_lists_with_the_same_candidates(tiny_graph, snapshot):  # noqa: F811
+    ranked = ranked_lists(tiny_graph, snapshot, top=20, exclude_seen=True)
+    z = snapshot.embeddings()
+    rows = snapshot_rows(snapshot, tiny_graph)
+    scores = z[rows[ranked.users]] @ z[rows[ranked.ads]].T
+    # the exact k-NN list is the embedding scores ranked the same way
+    np.testing.assert_array_equal(ranked.rank(scores, 20), ranked.lists["exact k-NN on embeddings"])
+    keys = set(ranked.seen.tolist())
+    for user, row in zip(ranked.users, ranked.rank(-scores, 20), strict=True):
+        assert not {int(user) * tiny_graph.num_nodes + int(a) for a in row if a >= 0} & keys
+    relevant = ranked.relevant()
+    assert sum(len(r) for r in relevant) == ranked.truth.height
+    for user, ads in zip(ranked.users, relevant, strict=True):
+        expected = ranked.truth.filter(pl.col("user") == user)["ad"].to_list()
+        assert ads.tolist() == expected
