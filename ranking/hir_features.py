@@ -12,6 +12,8 @@ Columns (levels `l` of the snapshots' prototype heads):
     hir_same_l{l}      1.0 when both sit in the same cluster at level l
     hir_bom_overlap    BoM tokens the two share (0..M)
     hir_ad_e{i}        the ad's first `dims` embedding coordinates (optional)
+    hir_hist_*_l{l}    the user's exposures, clicks and their rate on ads of the ad's
+                       cluster before the request (`interest_history`; on by default)
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import polars as pl
 from hir_sdk.graph import TemporalGraph
 from hir_sdk.interests import EntityEmbeddings
 from hir_sdk.ranking.hir_lookup import HirLookup
+from hir_sdk.ranking.interest_history import InterestHistory
 
 
 class HirFeatures:
@@ -33,10 +36,12 @@ class HirFeatures:
         snapshots: Sequence[EntityEmbeddings] | HirLookup,
         *,
         dims: int = 0,
+        history: bool = True,
     ) -> None:
         self.lookup = snapshots if isinstance(snapshots, HirLookup) else HirLookup(graph, snapshots)
         self.levels = self.lookup.levels
         self.dims = dims
+        self.history = InterestHistory(graph, self.lookup) if history else None
 
     def compute(self, user: np.ndarray, ad: np.ndarray, t: np.ndarray) -> pl.DataFrame:
         """Feature columns for examples (global user and ad indices, request times)."""
@@ -55,4 +60,7 @@ class HirFeatures:
             columns[f"hir_same_l{level}"] = np.where(both, (uc == ac).astype(np.float64), np.nan)
         for i in range(self.dims):
             columns[f"hir_ad_e{i}"] = np.where(a.found, a.z[:, i], np.nan)
-        return pl.DataFrame({k: np.asarray(v, dtype=np.float64) for k, v in columns.items()})
+        out = pl.DataFrame({k: np.asarray(v, dtype=np.float64) for k, v in columns.items()})
+        if self.history is not None:
+            out = pl.concat([out, self.history.compute(user, ad, t)], how="horizontal")
+        return out

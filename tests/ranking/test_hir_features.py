@@ -8,6 +8,8 @@ import pytest
 from hir_sdk.interests import embed_entities
 from hir_sdk.interests.hierarchy import snapshot_nodes
 from hir_sdk.ranking.hir_features import HirFeatures
+from hir_sdk.ranking.hir_lookup import HirLookup
+from hir_sdk.ranking.interest_history import InterestHistory
 
 
 @pytest.fixture(scope="module")
@@ -56,3 +58,42 @@ def test_features_come_from_the_latest_snapshot_not_after_the_request(snapshot, 
 def test_needs_snapshots():
     with pytest.raises(ValueError, match="at least one snapshot"):
         HirFeatures(None, [])
+
+
+def test_interest_history_counts_by_loop(snapshot, later, tiny_graph):
+    """Each count: the user's exposures / clicks with ts < t onto ads that sit, in the
+    example's snapshot, in the candidate's cluster."""
+    g = tiny_graph
+    lookup = HirLookup(g, [later, snapshot])
+    history = InterestHistory(g, lookup)
+    rng = np.random.default_rng(1)
+    exposures = np.flatnonzero(g.etype == g.edge_type_code("impression"))
+    pick = rng.choice(exposures, 60, replace=False)  # real (user, ad) pairs with history
+    users, ads = g.src[pick], g.dst[pick]
+    ts = rng.integers(snapshot.as_of - 86_400, g.manifest.time.end, 60)
+    got = history.compute(users, ads, ts)
+    roles = {"exposure": g.edge_type_code("impression"), "click": g.edge_type_code("click")}
+    nonzero = 0
+    for i in range(60):
+        chosen = later if ts[i] >= later.as_of else snapshot if ts[i] >= snapshot.as_of else None
+        row = got.row(i, named=True)
+        if chosen is None:
+            assert np.isnan(row["hir_hist_exposure_l0"])
+            continue
+        rows = {int(n): j for j, n in enumerate(snapshot_nodes(chosen, g))}
+        if int(ads[i]) not in rows:
+            assert np.isnan(row["hir_hist_click_l1"])
+            continue
+        for level in range(3):
+            mine = chosen.clusters(level)[rows[int(ads[i])]]
+            for role, code in roles.items():
+                edges = np.flatnonzero((g.src == users[i]) & (g.etype == code) & (g.ts < ts[i]))
+                want = sum(
+                    int(g.dst[e]) in rows and chosen.clusters(level)[rows[int(g.dst[e])]] == mine
+                    for e in edges
+                )
+                assert row[f"hir_hist_{role}_l{level}"] == want
+                nonzero += want > 0
+            e, c = row[f"hir_hist_exposure_l{level}"], row[f"hir_hist_click_l{level}"]
+            assert row[f"hir_hist_ctr_l{level}"] == pytest.approx((c + 1) / (e + 2))
+    assert nonzero > 20
