@@ -82,6 +82,7 @@ class ABRun:
     # trained online rankers by arm (the multistage arm), saved by write_report as
     # `<arm>_ranker/` for serving and `hir export --ranker`
     rankers: dict[str, OnlineRankerBundle] = field(default_factory=dict)
+    models: dict[str, object] = field(default_factory=dict)  # the fitted arms, by name
 
 
 def _after(ex: Examples, start: int) -> Examples:
@@ -271,6 +272,7 @@ def run_ab_on_graph(
         examples=examples,
         timings=timings,
         rankers=rankers,
+        models=models,
     )
 
 

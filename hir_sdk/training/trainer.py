@@ -225,9 +225,10 @@ class Trainer:
 
     def _engagement(
         self, model: HierarchicalEncoder, sampler: EngagementSampler, seed: int, step: int
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Engagement loss, its positive and negative logits, and the cross-distillation
-        loss: each end of a positive edge predicts the teacher's clusters of the other."""
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, int]:
+        """Engagement loss, its positive and negative logits, the cross-distillation loss
+        (each end of a positive edge predicts the teacher's clusters of the other), and the
+        number of subgraph tokens the pairs' views hold."""
         c = self.config
         s = sampler.sample(c.engagement.pairs, seed, step)
         mine = slice(self.rank, None, self.world_size)  # this rank's share of the pairs
@@ -265,7 +266,7 @@ class Trainer:
                 distillation_loss(list(sims_src), list(q_dst), student_temperature=tau)
                 + distillation_loss(list(sims_dst), list(q_src), student_temperature=tau)
             ) / 2
-        return loss, pos, neg, cross
+        return loss, pos, neg, cross, int(inputs.offsets[-1])
 
     def _losses(
         self, batch, seed: int, step: int, sampler: EngagementSampler, *, learn: bool = True
@@ -285,7 +286,7 @@ class Trainer:
             targets,
             student_temperature=c.distill.student_temperature,
         )
-        engage, pos, neg, cross = self._engagement(self.student, sampler, seed, step)
+        engage, pos, neg, cross, pair_tokens = self._engagement(self.student, sampler, seed, step)
         loss = (
             c.distill.weight * distill
             + c.engagement.weight * engage
@@ -299,6 +300,11 @@ class Trainer:
             "cross": cross.item(),
             "engagement": engage.item(),
             "engagement_acc": float(((pos > 0).float().mean() + (neg < 0).float().mean()) / 2),
+            # subgraph tokens through the student (forward and backward) and through the
+            # teacher (forward only; the pairs' views go through both): training compute
+            "student_tokens": int(student_inputs.offsets[-1]) + pair_tokens,
+            "teacher_tokens": int(teacher_inputs.offsets[-1])
+            + (pair_tokens if c.distill.cross_weight > 0 else 0),
         }
         for level, (q, logits) in enumerate(zip(targets, student.logits, strict=True)):
             usage = cluster_usage(torch.softmax(logits.detach(), dim=1))

@@ -125,6 +125,9 @@ class MultiStageRanker:
         self.calibration = PlattScaling()
         self.cache: UserEmbeddingCache | None = None
         self.history_log: list[dict[str, float]] = []
+        # history events read by stage 1 and the online stage while training (forward and
+        # backward): the token count behind training compute (evaluation.scaling)
+        self.training_tokens = 0
 
     # ---- inputs ------------------------------------------------------------------------
     def _events(self, window: EventWindow, t: np.ndarray) -> tuple[torch.Tensor, ...]:
@@ -144,6 +147,8 @@ class MultiStageRanker:
 
     def _stage1(self, users: np.ndarray, as_of: np.ndarray) -> torch.Tensor:
         window = self.history.window(users, as_of, self.config.user_model.history).trimmed()
+        if self.user_model.training:
+            self.training_tokens += int(window.mask.sum())
         return self.user_model(*self._events(window, as_of))
 
     def embed_users(self, users: np.ndarray, as_of: np.ndarray) -> np.ndarray:
@@ -175,6 +180,8 @@ class MultiStageRanker:
 
     def _online(self, ex: RankingExamples, user: torch.Tensor) -> OnlineInputs:
         recent = self.history.window(ex.user, ex.ts, self.config.ranker.recent)
+        if self.ranker.training:
+            self.training_tokens += int(recent.mask.sum()) + len(ex)  # + the candidates
         return OnlineInputs(user, self._events(recent, ex.ts), self._candidates(ex))
 
     def _logits(self, ex: RankingExamples, user: torch.Tensor) -> torch.Tensor:
