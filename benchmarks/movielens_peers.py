@@ -50,6 +50,7 @@ from hir_sdk.ranking.hir_lookup import HirLookup
 from hir_sdk.ranking.sequence.multistage import MultiStageRanker, RankingExamples
 from hir_sdk.synth import write_world
 from hir_sdk.training import TrainConfig, Trainer
+from hir_sdk.training.as_of import training_midpoint
 
 K_VALUES = (10, 20, 100)
 
@@ -135,7 +136,7 @@ def main() -> int:
             eval_every=max(args.steps // 3, 1),
             checkpoint_every=max(args.steps // 3, 1),
             use_content=True,
-            train_until=str(t.start + (t.validation_start - t.start) // 2),  # as hir demo
+            train_until=str(training_midpoint(t)),  # as hir demo
         )
         started = time.perf_counter()
         Trainer(data, Path(tmp) / "run", config).fit(progress=False)

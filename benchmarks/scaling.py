@@ -37,6 +37,7 @@ from hir_sdk.graph import build_graph_from_dir
 from hir_sdk.ranking.sequence import MultiStageConfig, UserModelConfig
 from hir_sdk.synth import SCALES, generate_world, write_world
 from hir_sdk.training import TrainConfig
+from hir_sdk.training.as_of import training_midpoint
 from hir_sdk.training.config import ModelSizes
 
 WIDTHS = (16, 32, 64, 128)
@@ -62,7 +63,7 @@ def main() -> int:
             eval_every=max(args.steps // 3, 1),
             checkpoint_every=max(args.steps // 3, 1),
             use_content=True,
-            train_until=str(t.start + (t.validation_start - t.start) // 2),
+            train_until=str(training_midpoint(t)),
         )
         ab = ABConfig(n_bootstrap=args.bootstrap)
         sizes = [(f"width {w}", dataclasses.replace(ModelSizes(), dim=w)) for w in WIDTHS]

@@ -74,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
     from hir_sdk.export import export_run
     from hir_sdk.interests import write_embeddings
     from hir_sdk.training import TrainConfig, Trainer
+    from hir_sdk.training.as_of import training_midpoint
 
     step = _Steps(7)
     out = Path(args.out)
@@ -89,9 +90,8 @@ def run(args: argparse.Namespace) -> int:
         graph = build_graph_from_dir(tmp / "data")
         save_graph(graph, tmp / "graph")
         step(f"validated and built the graph: {graph.num_nodes:,} nodes")
-        time_splits = graph.manifest.time
-        until = time_splits.start + (time_splits.validation_start - time_splits.start) // 2
-        days = (until - time_splits.start) / DAY
+        until = training_midpoint(graph.manifest.time)
+        days = (until - graph.manifest.time.start) / DAY
         config = TrainConfig(
             steps=args.steps,
             batch_size=64,

@@ -59,6 +59,12 @@ def trained_until(train_until: str, splits: TimeSplits) -> int:
     return until
 
 
+def training_midpoint(splits: TimeSplits) -> int:
+    """The middle of the training window: where `hir demo` ends the encoder's window
+    (`train_until`), so the rankers fit on the half after it."""
+    return splits.start + (splits.validation_start - splits.start) // 2
+
+
 def training_graph(graph: TemporalGraph, train_until: str) -> TemporalGraph:
     """`graph` with its training window ended at `train_until` (see the module docstring)."""
     t = graph.manifest.time
