@@ -35,17 +35,20 @@ class InterestHistory:
         self.lookup = lookup
         self.sizes = lookup.prototype_sizes
         self._index: dict[tuple[int, str, int], EventIndex] = {}
+        edges = {}
         for role in ROLES:
             codes = graph.edge_type_codes(
                 [s.key for s in graph.manifest.edge_types_with_role(role)]
             )
-            edges = np.flatnonzero(np.isin(graph.etype, codes))
-            src, dst, ts = graph.src[edges], graph.dst[edges], graph.ts[edges]
-            targets = np.unique(dst)
-            for k, snapshot in enumerate(lookup.snapshots):
-                rows = lookup.lookup(targets, np.full(len(targets), snapshot.as_of))
-                cluster = np.full((graph.num_nodes, lookup.levels), -1, dtype=np.int64)
-                cluster[targets[rows.found]] = rows.clusters[rows.found]
+            edges[role] = np.flatnonzero(np.isin(graph.etype, codes))
+        targets = np.unique(graph.dst[np.concatenate(list(edges.values()))])
+        for k, snapshot in enumerate(lookup.snapshots):
+            # every target's clusters in snapshot k, once for all roles
+            rows = lookup.lookup(targets, np.full(len(targets), snapshot.as_of))
+            cluster = np.full((graph.num_nodes, lookup.levels), -1, dtype=np.int64)
+            cluster[targets[rows.found]] = rows.clusters[rows.found]
+            for role, mine in edges.items():
+                src, dst, ts = graph.src[mine], graph.dst[mine], graph.ts[mine]
                 for level, size in enumerate(self.sizes):
                     c = cluster[dst, level]
                     keep = c >= 0
