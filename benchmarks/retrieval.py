@@ -1,13 +1,21 @@
 """Recall@100 and queries/s of BoM inverted-index retrieval against exact k-NN (and faiss
-IVF-PQ when it imports), on synthetic clustered embeddings.
+IVF-PQ when it imports), on synthetic clustered embeddings or on HIR embeddings.
 
     cd /work/main && .venv/bin/python benchmarks/retrieval.py \\
         --record benchmarks/results/retrieval.md
+    .venv/bin/python benchmarks/medium_embeddings.py --out /tmp/medium.parquet
+    .venv/bin/python benchmarks/retrieval.py --embeddings /tmp/medium.parquet \\
+        --record benchmarks/results/retrieval.md
 
-Data: a hierarchical Gaussian mixture, normalised: 32 topics x 16 interests x 16 niches
-(interest offsets 0.5, niche offsets 0.35, item noise `--noise` 0.8, each an isotropic
-Gaussian of that expected norm; Zipf(0.5) niche popularity). Items and queries are
-independent draws (default 200k items, 10k queries, D = 64).
+Data, by default: a hierarchical Gaussian mixture, normalised: 32 topics x 16 interests x
+16 niches (interest offsets 0.5, niche offsets 0.35, item noise `--noise` 0.8, each an
+isotropic Gaussian of that expected norm; Zipf(0.5) niche popularity). Items and queries
+are independent draws (default 200k items, 10k queries, D = 64).
+
+With `--embeddings FILE` (node_type, node_id, embedding; `medium_embeddings.py` writes
+one from a trained encoder): the items are the entities of `--item-types` (default every
+type but users), the queries a seeded sample of `--queries` users; inner products of the
+embeddings as they are.
 
 BoM codes: a residual k-means of this script's own (M = `--codebooks` 4 codebooks of
 K = `--codebook-size` 1024 codewords; each level is k-means on a 50k-row sample of the
@@ -22,10 +30,11 @@ process's threads:
   own BoM      a query's own M tokens (weight 1, idf token weights), candidates cut to C
                by overlap, re-scored by inner product; the tokens are precomputed like the
                embeddings, so their encoding is not timed
-  probe        multi-probe bags (`probe_weights`) from the query's inner products with
-               every codeword (timed): the P best codebook-0 codewords gather candidates
-               (`gather_codebooks=1`); "all" re-scores every gathered item, "ADC cut C"
-               also scores codebooks 1..M-1 with all their codewords (the overlap is then
+  probe        multi-probe bags from the query's inner products with the codewords
+               (timed): the P best codebook-0 codewords gather candidates
+               (`gather_codebooks=1`); "all" re-scores every gathered item (sparse
+               `probe_bags` of codebook 0 alone), "ADC cut C" also scores codebooks
+               1..M-1 with all their codewords (dense `probe_weights`; the overlap is then
                the truncated quantized inner product) and re-scores the best C
   faiss        IndexIVFPQ (nlist K, 16 x 8-bit sub-quantizers, inner product), trained on
                the same 50k sample, nprobe swept; "+ refine" re-ranks 4k by exact inner
@@ -43,8 +52,10 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
+import polars as pl
 import torch
 from publish import publish
 
@@ -53,6 +64,7 @@ from hir_sdk.ranking.retrieval import (
     SearchResult,
     TokenBags,
     exact_knn,
+    probe_bags,
     probe_weights,
     recall_at_k,
 )
@@ -133,6 +145,23 @@ def encode(x: np.ndarray, books: np.ndarray) -> np.ndarray:
     return torch.stack(codes, 1).numpy().astype(np.int64)
 
 
+def hir_embeddings(
+    path: str, item_types: list[str], num_queries: int, seed: int
+) -> tuple[np.ndarray, np.ndarray, str]:
+    """(N, D) items of `item_types`, (Q, D) sampled users and a description."""
+    table = pl.read_parquet(path)
+    kinds = table["node_type"].cast(pl.String).to_numpy()
+    vectors = table["embedding"].to_numpy().astype(np.float32)
+    users = np.flatnonzero(kinds == "user")
+    picked = np.random.default_rng(seed).permutation(users)[: min(num_queries, len(users))]
+    items = vectors[np.isin(kinds, item_types)]
+    return (
+        np.ascontiguousarray(items),
+        np.ascontiguousarray(vectors[np.sort(picked)]),
+        f"HIR embeddings `{Path(path).name}` ({', '.join(item_types)} as items, users as queries)",
+    )
+
+
 @dataclass
 class Method:
     name: str
@@ -182,14 +211,27 @@ def main() -> int:
     parser.add_argument("--chunk", type=int, default=2000, help="queries per timed call")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-faiss", action="store_true")
+    parser.add_argument("--embeddings", help="parquet of HIR embeddings instead of synthetic")
+    parser.add_argument(
+        "--item-types", default="ad,advertiser,campaign,product,pixel", help="with --embeddings"
+    )
     parser.add_argument("--record", help="append the result table to this Markdown file")
     args = parser.parse_args()
     levels, size = args.codebooks, args.codebook_size
 
     started = time.perf_counter()
-    centers = mixture_centers(args.dim, args.seed)
-    items = draw(centers, args.items, args.noise, args.seed + 1)
-    queries = draw(centers, args.queries, args.noise, args.seed + 2)
+    if args.embeddings:
+        items, queries, data = hir_embeddings(
+            args.embeddings, args.item_types.split(","), args.queries, args.seed
+        )
+        args.items, args.queries, args.dim = len(items), len(queries), items.shape[1]
+        command = f"--embeddings {Path(args.embeddings).name} --item-types {args.item_types} "
+    else:
+        centers = mixture_centers(args.dim, args.seed)
+        items = draw(centers, args.items, args.noise, args.seed + 1)
+        queries = draw(centers, args.queries, args.noise, args.seed + 2)
+        data = f"noise {args.noise}"
+        command = f"--items {args.items} --noise {args.noise} "
     books, codes = residual_kmeans(items, levels, size, args.seed)
     query_codes = encode(queries, books)
     quantize_s = time.perf_counter() - started
@@ -203,14 +245,13 @@ def main() -> int:
     flat_books = books.reshape(levels * size, -1)  # (M*K, D)
 
     def probe(first: int, rest: int, **search: int | None) -> Callable[[slice], SearchResult]:
-        probed = levels if rest else 1  # codebooks whose codeword scores are needed
-
         def run(part: slice) -> SearchResult:
             q = queries[part]
-            scores = np.zeros((len(q), levels, size), dtype=np.float32)  # (B, M, K)
-            flat = q @ flat_books[: probed * size].T  # (B, probed * K)
-            scores[:, :probed] = flat.reshape(len(q), probed, size)
-            bags = probe_weights(scores, [first] + [rest] * (levels - 1))
+            if rest:  # every codebook scores: dense bags
+                scores = (q @ flat_books.T).reshape(len(q), levels, size)  # (B, M, K)
+                bags = probe_weights(scores, [first] + [rest] * (levels - 1))
+            else:  # codebook 0 only: its few probed tokens, as sparse bags
+                bags = probe_bags((q @ books[0].T)[:, None, :], first)
             return uniform.search(bags, K_NN, query_embeddings=q, gather_codebooks=1, **search)
 
         return run
@@ -268,10 +309,10 @@ def main() -> int:
 
     lines = [
         f"### BoM retrieval, {args.items:,} items, {args.queries:,} queries, D = {args.dim}, "
-        f"M = {levels}, K = {size}, noise {args.noise}",
+        f"M = {levels}, K = {size}, {data}",
         "",
-        f"command: `python benchmarks/retrieval.py --items {args.items} --queries "
-        f"{args.queries} --noise {args.noise} --codebooks {levels} --codebook-size {size}` "
+        f"command: `python benchmarks/retrieval.py {command}--queries {args.queries} "
+        f"--codebooks {levels} --codebook-size {size}` "
         f"(each chunk of {args.chunk} queries timed {args.repeats} times, best kept; "
         f"python {platform.python_version()}, torch {torch.__version__}, "
         f"{torch.get_num_threads()} threads, {os.cpu_count()} CPUs, {platform.machine()}; "

@@ -9,14 +9,15 @@ product. `exact_knn` is the exact reference and `recall_at_k` compares the two.
 - `InvertedIndex`: CSR posting lists; build, batched search, save / load (.npz).
 - `TokenBags`: batches of weighted token bags (jagged); `TokenBags.from_codes`.
 - `aggregate_tokens`: a segment's members -> one weighted bag.
-- `probe_weights`: dense multi-probe bags from per-codeword query scores.
+- `probe_weights`, `probe_bags`: multi-probe bags (dense, sparse) from per-codeword
+  query scores.
 - `exact_knn`, `recall_at_k`, `per_query_recall`, `SearchResult`.
 """
 
 from hir_sdk.ranking.retrieval.aggregate import aggregate_tokens
 from hir_sdk.ranking.retrieval.exact import exact_knn
 from hir_sdk.ranking.retrieval.inverted_index import InvertedIndex, TokenWeighting
-from hir_sdk.ranking.retrieval.multi_probe import probe_weights
+from hir_sdk.ranking.retrieval.multi_probe import probe_bags, probe_weights
 from hir_sdk.ranking.retrieval.recall import per_query_recall, recall_at_k
 from hir_sdk.ranking.retrieval.search_result import SearchResult
 from hir_sdk.ranking.retrieval.token_bags import TokenBags
@@ -29,6 +30,7 @@ __all__ = [
     "aggregate_tokens",
     "exact_knn",
     "per_query_recall",
+    "probe_bags",
     "probe_weights",
     "recall_at_k",
 ]

@@ -22,6 +22,8 @@ Notable:
 - `gather_codebooks=G` reads only the posting lists of codebooks < G (candidates are the
   items sharing a bag token there), while every codebook still adds to the overlap. With
   G = 1 this is an IVF-style index over codebook 0 with the later codebooks as refinement.
+- Re-scored inner products are bit-reproducible: `rescoring` defines them per (query,
+  item) pair, so they do not depend on batching, threads or the other queries.
 - Batched, vectorised search (`PostingScan`); ties are broken by row everywhere. The scan
   keeps its own copy of the embeddings sorted by codebook-0 token (N * D * 4 bytes more).
 - Saved as one .npz (written atomically); postings are rebuilt from the codes on load.
@@ -173,7 +175,7 @@ class InvertedIndex:
         query_embeddings: ArrayLike | None = None,
         num_candidates: int | None = None,
         gather_codebooks: int | None = None,
-        batch_size: int = 16,
+        batch_size: int = 32,
         num_threads: int | None = None,
     ) -> SearchResult:
         """Top-k items for each of B query bags.
@@ -192,6 +194,7 @@ class InvertedIndex:
                 codebooks still add to the overlap of those items. Default M (all).
             batch_size: bags processed together; bags are grouped by posting volume
                 first. Small batches keep the gathered (b, C, D) embeddings in cache.
+                Results depend neither on it nor on `num_threads`.
             num_threads: batches searched in parallel (default `torch.get_num_threads()`).
 
         Returns:

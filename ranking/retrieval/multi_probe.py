@@ -17,7 +17,8 @@ tie-breaking is needed). With "uniform" token weights an item's overlap is then
 a truncated, shifted quantized inner product. P_m = K - 1 keeps the whole codebook (the
 threshold is its minimum, so that codebook adds exactly its score minus a per-query
 constant, as in plain asymmetric distance computation); P_m = 0 leaves codebook m out.
-The result is a dense (B, M*K) weight array that `InvertedIndex.search` takes as bags.
+`probe_weights` returns a dense (B, M*K) weight array, `probe_bags` the same bags as
+sparse `TokenBags`; `InvertedIndex.search` takes either.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import numpy as np
 
 from hir_sdk.errors import InputError
 from hir_sdk.ranking.retrieval.input_checks import ArrayLike, to_numpy
+from hir_sdk.ranking.retrieval.token_bags import TokenBags
 
 
 def probe_weights(codeword_scores: ArrayLike, probes: int | Sequence[int]) -> np.ndarray:
@@ -40,14 +42,59 @@ def probe_weights(codeword_scores: ArrayLike, probes: int | Sequence[int]) -> np
     Returns:
         (B, M*K) float32 weights >= 0 (0 = token not in the bag), token `m * K + c`.
     """
+    scores, per_level = _checked(codeword_scores, probes)
+    num, levels, size = scores.shape
+    weights = np.zeros_like(scores)  # (B, M, K)
+    for m in np.flatnonzero(per_level):
+        cut = size - 1 - int(per_level[m])  # ascending position of the (P+1)-th highest
+        if cut == 0:
+            threshold = scores[:, m].min(axis=1, keepdims=True)  # (B, 1)
+        else:
+            threshold = np.partition(scores[:, m], cut, axis=1)[:, cut : cut + 1]
+        np.maximum(scores[:, m] - threshold, 0, out=weights[:, m])
+    return weights.reshape(num, levels * size)
+
+
+def probe_bags(codeword_scores: ArrayLike, probes: int | Sequence[int]) -> TokenBags:
+    """The bags of `probe_weights` as `TokenBags`: only the probed tokens (at most
+    sum_m P_m per query) instead of a dense (B, M*K) array, which is what makes few-probe
+    queries cheap. `codeword_scores` may hold only the first codebooks (B, M', K), for
+    an index searched with `gather_codebooks <= M'`."""
+    scores, per_level = _checked(codeword_scores, probes)
+    num, _, size = scores.shape
+    bags, tokens, weights = (
+        [np.zeros(0, np.int64)],
+        [np.zeros(0, np.int64)],
+        [np.zeros(0, np.float32)],
+    )
+    for m in np.flatnonzero(per_level):
+        cut = size - 1 - int(per_level[m])
+        top = np.argpartition(scores[:, m], cut, axis=1)[:, cut:]  # (B, P+1) the highest
+        values = np.take_along_axis(scores[:, m], top, axis=1)
+        weight = values - values.min(axis=1, keepdims=True)  # the same float32 subtraction
+        bag, slot = np.nonzero(weight > 0)
+        bags.append(bag)
+        tokens.append(m * size + top[bag, slot])
+        weights.append(weight[bag, slot])
+    bag, token, weight = (np.concatenate(parts) for parts in (bags, tokens, weights))
+    order = np.lexsort((token, bag))  # by bag, tokens ascending within it
+    offsets = np.zeros(num + 1, dtype=np.int64)
+    np.cumsum(np.bincount(bag, minlength=num), out=offsets[1:])
+    return TokenBags(offsets, token[order], weight[order])
+
+
+def _checked(
+    codeword_scores: ArrayLike, probes: int | Sequence[int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """(B, M, K) float32 scores and (M,) probes per codebook, or `InputError`."""
     scores = to_numpy(codeword_scores)
     if scores.ndim != 3 or scores.dtype.kind != "f" or not np.isfinite(scores).all():
         raise InputError(
             f"codeword_scores must be a finite float (B, M, K) array, got {scores.shape} "
             f"{scores.dtype}"
         )
-    scores = scores.astype(np.float32)
-    num, levels, size = scores.shape
+    scores = scores.astype(np.float32, copy=False)
+    levels, size = scores.shape[1], scores.shape[2]
     per_level = np.asarray(probes)
     if per_level.ndim == 0:
         per_level = np.full(levels, per_level)
@@ -60,12 +107,4 @@ def probe_weights(codeword_scores: ArrayLike, probes: int | Sequence[int]) -> np
         raise InputError(
             f"probes must be one int or {levels} ints in [0, K = {size}), got {probes!r}"
         )
-    weights = np.zeros_like(scores)  # (B, M, K)
-    for m in np.flatnonzero(per_level):
-        cut = size - 1 - int(per_level[m])  # ascending position of the (P+1)-th highest
-        if cut == 0:
-            threshold = scores[:, m].min(axis=1, keepdims=True)  # (B, 1)
-        else:
-            threshold = np.partition(scores[:, m], cut, axis=1)[:, cut : cut + 1]
-        np.maximum(scores[:, m] - threshold, 0, out=weights[:, m])
-    return weights.reshape(num, levels * size)
+    return scores, per_level

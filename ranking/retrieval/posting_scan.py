@@ -16,8 +16,9 @@ Notable:
 - Per-bag top-C: entries are padded to (B, U) int64 keys packing (score, row)
   (`ordered_topk`) and partitioned, so selection is deterministic and exact. The caller
   batches bags of similar posting volume together, which keeps U close to the mean.
-- Re-scoring gathers the candidates' embeddings, (B, C, D), and takes inner products with
-  the (B, D) queries in one batched matmul.
+- Re-scoring gathers the candidates' embeddings, (B, C, D), and takes fast inner
+  products with the (B, D) queries in one batched matmul; `rescoring.best_rescored` then
+  scores exactly (bit-reproducibly) only the candidates near their bag's k-th best.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from hir_sdk.ranking.retrieval.ordered_topk import (
     encode_keys,
     ordered_topk,
 )
+from hir_sdk.ranking.retrieval.rescoring import best_rescored
 
 
 class Entries(NamedTuple):
@@ -68,6 +70,7 @@ class PostingScan:
         postings: (N*M,) int64 the index's posting lists, as positions.
         item_tokens: (M, N) int16 / int32 global token id of each position, per codebook.
         vectors: (N, D) float32 embeddings by position, or None.
+        max_norm: an upper bound of the L2 norms of `vectors` (0.0 without them).
     """
 
     codebook_size: int
@@ -77,6 +80,7 @@ class PostingScan:
     postings: np.ndarray
     item_tokens: np.ndarray
     vectors: np.ndarray | None
+    max_norm: float
 
     @classmethod
     def of(
@@ -102,6 +106,7 @@ class PostingScan:
             postings=position[rows],
             item_tokens=np.ascontiguousarray(tokens.astype(small).T),
             vectors=None if embeddings is None else np.take(embeddings, order, axis=0),
+            max_norm=0.0 if embeddings is None else largest_norm(embeddings),
         )
 
     def positions(self, keys: np.ndarray) -> np.ndarray:
@@ -189,10 +194,15 @@ class PostingScan:
         assert self.vectors is not None
         gathered = np.take(self.vectors, pos.reshape(-1), axis=0)  # (B*C, D); -1 reads junk
         gathered = gathered.reshape(*pos.shape, self.vectors.shape[1])  # (B, C, D)
-        ip = np.matmul(gathered, queries[:, :, None])[:, :, 0]  # (B, C)
-        keys = encode_keys(ip, np.take(self.order, pos))
-        keys[pos < 0] = PAD_KEY
-        return ordered_topk(keys, k)
+        fast = np.matmul(gathered, queries[:, :, None])[:, :, 0]  # (B, C)
+        return best_rescored(fast, gathered, pos, self.order, queries, self.max_norm, k)
+
+
+def largest_norm(embeddings: np.ndarray) -> float:
+    """An upper bound of the (N, D) float32 rows' L2 norms: the largest float32 norm (its
+    relative rounding error is below (D + 2) * 2**-24) raised by twice that."""
+    slack = 2.0 * (embeddings.shape[1] + 2) * 2.0**-24
+    return float(np.linalg.norm(embeddings, axis=1).max()) * (1.0 + slack)
 
 
 def pad_slots(bag: np.ndarray, num_bags: int) -> tuple[np.ndarray, int]:

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hir_sdk.errors import InputError
-from hir_sdk.ranking.retrieval import TokenBags, probe_weights
+from hir_sdk.ranking.retrieval import InvertedIndex, TokenBags, probe_bags, probe_weights
 from hir_sdk.ranking.retrieval.ordered_topk import PAD_KEY, decode_keys, encode_keys, ordered_topk
 
 
@@ -66,6 +66,31 @@ def test_probe_weights_hand_made() -> None:
 
 
 floats = st.floats(allow_nan=False, width=32)
+
+
+@pytest.mark.parametrize("probes", [1, 3, [2, 0, 5], 7])
+def test_probe_bags_are_the_dense_probe_weights(probes) -> None:
+    rng = np.random.default_rng(3)
+    scores = rng.integers(0, 6, (40, 3, 8)).astype(np.float32)  # small ints: many ties
+    sparse = probe_bags(scores, probes)
+    dense = np.zeros((40, 24), dtype=np.float32)
+    dense[sparse.bag_of_entry(), sparse.tokens] = sparse.weights
+    np.testing.assert_array_equal(dense, probe_weights(scores, probes))
+    # and the index answers both alike
+    codes = rng.integers(0, 8, (300, 3))
+    index = InvertedIndex.build(np.arange(300), codes, 8, token_weighting="uniform")
+    a, b = index.search(sparse, 10), index.search(probe_weights(scores, probes), 10)
+    np.testing.assert_array_equal(a.rows, b.rows)
+    np.testing.assert_array_equal(a.scores, b.scores)
+
+
+def test_probe_bags_of_the_first_codebook_only() -> None:
+    scores = np.array([[[0.1, 0.9, 0.5, 0.7]]], dtype=np.float32)  # (B=1, M'=1, K=4)
+    bags = probe_bags(scores, 2)  # probes codewords 1 and 3, above the third best (0.5)
+    assert bags.tokens.tolist() == [1, 3]
+    np.testing.assert_allclose(bags.weights, [0.4, 0.2], rtol=1e-6)
+    with pytest.raises(InputError, match="probes"):
+        probe_bags(scores, 4)
 
 
 @given(

@@ -1,0 +1,91 @@
+"""Re-scoring candidates by inner product, bit-reproducibly and fast.
+
+A BLAS matmul's float32 rounding depends on the matrix shapes and on memory alignment, so
+a query's inner product with an item could change in its last bits with the other
+queries of a batch, the batch size or the candidate padding. The index therefore defines
+the re-scoring score as
+
+    ip(q, v) = (v * q).sum()   float32 products, numpy's pairwise float32 sum over D
+
+which depends on q and v alone. Scoring every candidate that way costs a (C, D) product
+array per query, so the scans first score the candidates with a matmul of any shape
+("fast" scores) and score exactly only those within a rounding margin of their bag's k-th
+best fast score:
+
+- Both scores are within E = gamma(D + 1) * |q| * max|v| of the real inner product
+  (gamma(n) = n u / (1 - n u), u = 2**-24, the float32 unit roundoff; any summation
+  order, with or without fused multiply-adds), so they differ by at most 2E.
+- Let t be the k-th best fast score. At least k candidates then have ip >= t - 2E, so
+  the k-th best ip is >= t - 2E, and every candidate of the true top k has a fast score
+  >= t - 4E. Candidates below t - 8E are dropped (a factor 2 to spare).
+
+The kept candidates (about k, plus the few within the margin) are scored exactly and
+ordered by (ip desc, row asc), so the answer equals scoring every candidate exactly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hir_sdk.ranking.retrieval.ordered_topk import PAD_KEY, encode_keys, ordered_topk
+
+UNIT_ROUNDOFF = 2.0**-24
+
+
+def exact_ip(vectors: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """(L,) float32 ip(q, v) of (L, D) float32 vectors and (L, D) float32 queries."""
+    return (vectors * queries).sum(axis=-1, dtype=np.float32)
+
+
+def rounding_margin(queries: np.ndarray, max_norm: float) -> np.ndarray:
+    """(B, 1) float64 8E per query (see the module docstring)."""
+    terms = queries.shape[1] + 1
+    gamma = terms * UNIT_ROUNDOFF / (1.0 - terms * UNIT_ROUNDOFF)
+    norms = np.linalg.norm(queries.astype(np.float64), axis=1, keepdims=True)
+    return 8.0 * gamma * norms * max_norm
+
+
+def best_rescored(
+    fast: np.ndarray,
+    vectors: np.ndarray,
+    pos: np.ndarray,
+    order: np.ndarray,
+    queries: np.ndarray,
+    max_norm: float,
+    k: int,
+) -> np.ndarray:
+    """(B, <= k) int64 keys (`ordered_topk`) of the best k candidates by exact ip, then row.
+
+    Args:
+        fast: (B, C) float32 fast scores of the candidates (any matmul).
+        vectors: (B, C, D) float32 the candidates' embeddings.
+        pos: (B, C) int64 the candidates' positions, -1 = no candidate (its `fast` and
+            `vectors` are ignored).
+        order: (N,) int64 the item row of each position (results and ties use rows).
+        queries: (B, D) float32.
+        max_norm: an upper bound of the candidates' L2 norms.
+        k: results per bag.
+    """
+    num, width = fast.shape
+    real = pos >= 0
+    if width > k:
+        fast = np.where(real, fast, np.float32(-np.inf))
+        kth = np.partition(fast, width - k, axis=1)[:, width - k, None]  # (B, 1)
+        keep = fast >= kth - rounding_margin(queries, max_norm)
+        if np.isneginf(kth).any():  # a bag with fewer than k candidates: drop its padding
+            keep &= real
+    else:
+        keep = real
+    flat = np.flatnonzero(keep)  # by bag, then column
+    bag = flat // width
+    counts = np.bincount(bag, minlength=num)
+    kept = int(counts.max()) if counts.size else 0
+    first = np.cumsum(counts) - counts
+    slot = bag * kept + np.arange(bag.size) - np.repeat(first, counts)
+    ip = exact_ip(
+        np.take(vectors.reshape(num * width, vectors.shape[-1]), flat, axis=0),
+        np.take(queries, bag, axis=0),
+    )
+    keys = np.full(num * kept, PAD_KEY, dtype=np.int64)
+    keys[slot] = encode_keys(ip, np.take(order, np.take(pos.reshape(-1), flat)))
+    return ordered_topk(keys.reshape(num, kept), k)
