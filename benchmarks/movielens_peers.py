@@ -142,7 +142,7 @@ def main() -> int:
         Trainer(data, Path(tmp) / "run", config).fit(progress=False)
         timings["HIR encoder training"] = time.perf_counter() - started
         hir = build_hir_lookup(Path(tmp) / "run", data, graph, seed=args.seed)
-    ranked = ranked_lists(graph, hir.snapshots[-1], top=max(K_VALUES), exclude_seen=True)
+    ranked = ranked_lists(graph, hir.full_snapshots[-1], top=max(K_VALUES), exclude_seen=True)
     started = time.perf_counter()
     peers = peer_scores(graph, ranked, factors=64, seed=args.seed)
     timings["both peers' training"] = time.perf_counter() - started

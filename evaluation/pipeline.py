@@ -304,10 +304,12 @@ def _protocol(
             "censored"
         )
     if hir is not None and config.hir_arms:
-        snaps = ", ".join(iso_time(int(t)) for t in hir.as_of)
+        snaps = ", ".join(iso_time(s.as_of) for s in hir.full_snapshots)
+        arrivals = len(hir.snapshots) - len(hir.full_snapshots)
         out["fit window"] = (
             f"both arms fit on training examples from {iso_time(hir.trained_until)} (the "
             f"end of the HIR encoder's training window) on; HIR snapshots as of {snaps}"
+            + (f", and {arrivals} arrival snapshots between them" if arrivals else "")
         )
     for name, model in models.items():
         if isinstance(model, XGBoostBaseline):

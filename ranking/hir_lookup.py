@@ -1,9 +1,11 @@
 """As-of lookups into HIR snapshots: the embedding, clusters and BoM tokens an entity had
 at a request time.
 
-For a query `(node, t)` the snapshot used is the latest one with `as_of <= t` (a snapshot
-at `as_of` only saw edges before it), never a newer one. With none, or when the entity is
-missing from it, `found` is False and the values are fill values (zeros, -1).
+For a query `(node, t)` the snapshot used is the latest one with `as_of <= t` that holds
+the node (a snapshot at `as_of` only saw edges before it), never a newer one: a full
+snapshot holds every entity that existed at its time, and arrival snapshots
+(`hir_sdk.interests.arrivals`) add the entities created since, with the full snapshot's
+quantizer. With none, `found` is False and the values are fill values (zeros, -1).
 
 Snapshots also say until when their encoder trained (`trained_until`): a ranker that fits
 on examples earlier than that would learn from features whose encoder saw the examples'
@@ -24,6 +26,10 @@ from hir_sdk.interests.hierarchy import snapshot_rows
 from hir_sdk.schema.manifest import iso_time
 
 UNKNOWN = np.iinfo(np.int64).max
+
+
+def _arrival(snapshot: EntityEmbeddings) -> bool:
+    return "arrivals_since" in snapshot.meta
 
 
 @dataclass(frozen=True)
@@ -55,12 +61,26 @@ class HirLookup:
         self.prototype_sizes = [int(p.shape[0]) for p in self.snapshots[0].prototypes]
         # per snapshot: (N,) row of each global node, -1 when absent
         self._rows = [snapshot_rows(s, graph) for s in self.snapshots]
+        # per snapshot: the full snapshot it extends (itself, unless an arrival snapshot)
+        full = {int(s.as_of): k for k, s in enumerate(self.snapshots) if not _arrival(s)}
+        self.base_of = np.array(
+            [
+                full.get(int(s.meta["arrivals_since"]), k) if _arrival(s) else k
+                for k, s in enumerate(self.snapshots)
+            ],
+            dtype=np.int64,
+        )
         self._z = [s.embeddings() for s in self.snapshots]
         self._tokens = [s.tokens() for s in self.snapshots]
         self._clusters = [
             np.stack([s.clusters(level) for level in range(self.levels)], axis=1).astype(np.int64)
             for s in self.snapshots
         ]
+
+    @property
+    def full_snapshots(self) -> list[EntityEmbeddings]:
+        """The full snapshots (not arrival snapshots), oldest first."""
+        return [self.snapshots[k] for k in np.unique(self.base_of).tolist()]
 
     @property
     def trained_until(self) -> int:
@@ -99,8 +119,8 @@ class HirLookup:
         found = np.zeros(n, dtype=bool)
         pick = self.snapshot_of(flat_t)
         valid = flat_nodes >= 0
-        for k in range(len(self.snapshots)):
-            mine = np.flatnonzero((pick == k) & valid)
+        for k in reversed(range(len(self.snapshots))):  # the latest holding the node wins
+            mine = np.flatnonzero((pick >= k) & valid & ~found)
             rows = self._rows[k][flat_nodes[mine]]
             hit, rows = mine[rows >= 0], rows[rows >= 0]
             z[hit] = self._z[k][rows]

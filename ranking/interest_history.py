@@ -6,9 +6,12 @@ new advertiser has none at all. User x interest-cluster counts pool every ad of 
 cluster, so they exist for new advertisers' ads too. This is the point of interest
 primitives: they replace sparse IDs with dense, shared ones.
 
-For an example `(user, ad, t)` the clusters come from the snapshot the example reads
-(`HirLookup`: the latest with `as_of <= t`); the events counted are the user's edges of
-the role with `ts < t` onto ads, each ad placed in its cluster in that same snapshot.
+For an example `(user, ad, t)` the candidate's clusters come from the snapshot the
+example reads (`HirLookup`: the latest with `as_of <= t` holding the ad); the events
+counted are the user's edges of the role with `ts < t` onto ads, each ad placed in its
+cluster in the latest full snapshot with `as_of <= t`. Arrival snapshots do not re-place
+the history: events on ads created since that full snapshot are not counted (one index
+per full snapshot, not per arrival).
 
 Columns, per level `l`:
 
@@ -42,7 +45,8 @@ class InterestHistory:
             )
             edges[role] = np.flatnonzero(np.isin(graph.etype, codes))
         targets = np.unique(graph.dst[np.concatenate(list(edges.values()))])
-        for k, snapshot in enumerate(lookup.snapshots):
+        for k in np.unique(lookup.base_of).tolist():  # full snapshots only
+            snapshot = lookup.snapshots[k]
             # every target's clusters in snapshot k, once for all roles
             rows = lookup.lookup(targets, np.full(len(targets), snapshot.as_of))
             cluster = np.full((graph.num_nodes, lookup.levels), -1, dtype=np.int64)
@@ -61,11 +65,12 @@ class InterestHistory:
         user, ad, t = (np.asarray(a, dtype=np.int64) for a in (user, ad, t))
         rows = self.lookup.lookup(ad, t)
         pick = self.lookup.snapshot_of(t)
+        base = np.where(pick >= 0, self.lookup.base_of[np.maximum(pick, 0)], -1)
         columns: dict[str, np.ndarray] = {}
         for level, size in enumerate(self.sizes):
             counts = {role: np.full(len(ad), np.nan) for role in ROLES}
-            for k in range(len(self.lookup.snapshots)):
-                mine = np.flatnonzero((pick == k) & rows.found)
+            for k in np.unique(self.lookup.base_of).tolist():
+                mine = np.flatnonzero((base == k) & rows.found)
                 key = user[mine] * size + rows.clusters[mine, level]
                 for role in ROLES:
                     counts[role][mine] = self._index[k, role, level].count_before(key, t[mine])

@@ -104,15 +104,17 @@ def run(args: argparse.Namespace) -> int:
         Trainer(tmp / "data", tmp / "run", config).fit(progress=True)
         step(f"trained the encoder for {args.steps} steps on the first {days:.0f} days")
         hir = build_hir_lookup(tmp / "run", tmp / "data", graph, seed=args.seed)
-        write_embeddings(hir.snapshots[-1], tmp / "embeddings")
-        sizes = hir.snapshots[-1].meta["bom"]
+        latest = hir.full_snapshots[-1]
+        write_embeddings(latest, tmp / "embeddings")
+        sizes = latest.meta["bom"]
         step(
-            f"embedded users and ads at {len(hir.snapshots)} refresh times "
-            f"(BoM {sizes['codebooks']}x{sizes['codewords']}, relative error "
+            f"embedded users and ads at {len(hir.full_snapshots)} refresh times, and new "
+            f"ones daily in between ({len(hir.snapshots) - len(hir.full_snapshots)} arrival "
+            f"snapshots; BoM {sizes['codebooks']}x{sizes['codewords']}, relative error "
             f"{sizes['relative_error']:.3f})"
         )
         # a rating data set: each user rates a movie once, so what they rated is left out
-        recall = conversion_recall(graph, hir.snapshots[-1], exclude_seen=args.dataset != SYNTHETIC)
+        recall = conversion_recall(graph, latest, exclude_seen=args.dataset != SYNTHETIC)
         step("retrieval of the ads users convert on: BoM index, exact k-NN, popularity")
         ab = run_ab_on_graph(
             graph,

@@ -99,7 +99,6 @@ def embed_entities(
     """Embed every entity of `node_types` (default: all) that exists at `as_of` with a
     trained run, cluster it at each prototype level and give it BoM tokens."""
     embedder = Embedder(run, data, as_of, checkpoint=checkpoint)
-    graph = embedder.graph
     nodes = embedder.entities(node_types)
     if len(nodes) == 0:
         raise InputError(
@@ -110,8 +109,26 @@ def embed_entities(
     if len(z) < 2 * size:
         raise InputError(f"only {len(z)} entities: too few to fit BoM codebooks")
     quantizer = AdditiveQuantizer(codebooks, size).fit(z, seed=seed)
+    return snapshot_of(embedder, nodes, z, logits, quantizer, run=run, checkpoint=checkpoint)
+
+
+def snapshot_of(
+    embedder: Embedder,
+    nodes: np.ndarray,
+    z: np.ndarray,
+    logits: list[np.ndarray],
+    quantizer: AdditiveQuantizer,
+    *,
+    run: str | Path,
+    checkpoint: str,
+    meta: dict[str, Any] | None = None,
+) -> EntityEmbeddings:
+    """The snapshot of `nodes` embedded by `embedder` (`z`, cluster `logits`), with BoM
+    tokens from `quantizer`; `meta` adds keys to the metadata."""
+    graph = embedder.graph
     codes = quantizer.encode(z)  # the slow step: done once, for the tokens and the error
     tokens = quantizer.tokens(codes)
+    codebooks = int(quantizer.num_codebooks)
     types = np.asarray(graph.node_types)[graph.node_type_of(nodes)]
     columns: dict[str, Any] = {
         "node_type": pl.Series(types.tolist(), dtype=pl.Categorical),
@@ -124,27 +141,32 @@ def embed_entities(
     columns["bom"] = pl.Series(tokens.astype(np.int32), dtype=pl.Array(pl.Int32, codebooks))
     table = pl.DataFrame(columns)
     counts = table.group_by("node_type").len().sort("node_type")
-    meta = {
-        "sdk_version": __version__,
-        "run": str(Path(run).resolve()),
-        "checkpoint": checkpoint,
-        "step": embedder.step,
-        "trained_on": embedder.trained_on,
-        "trained_until": embedder.trained_until,  # the encoder saw no edge from here on
-        "data_fingerprint": graph.fingerprint,
-        "as_of": embedder.as_of,
-        "as_of_iso": iso_time(embedder.as_of),
-        "rows": len(table),
-        "counts": dict(zip(counts["node_type"].cast(pl.String), counts["len"], strict=True)),
-        "dim": int(z.shape[1]),
-        "prototype_sizes": [int(p.shape[0]) for p in embedder.prototypes],
-        "bom": {
-            "codebooks": codebooks,
-            "codewords": size,
-            "relative_error": quantizer.relative_error(z, codes),
+    return EntityEmbeddings(
+        table,
+        embedder.prototypes,
+        quantizer,
+        {
+            "sdk_version": __version__,
+            "run": str(Path(run).resolve()),
+            "checkpoint": checkpoint,
+            "step": embedder.step,
+            "trained_on": embedder.trained_on,
+            "trained_until": embedder.trained_until,  # the encoder saw no edge from here on
+            "data_fingerprint": graph.fingerprint,
+            "as_of": embedder.as_of,
+            "as_of_iso": iso_time(embedder.as_of),
+            "rows": len(table),
+            "counts": dict(zip(counts["node_type"].cast(pl.String), counts["len"], strict=True)),
+            "dim": int(z.shape[1]),
+            "prototype_sizes": [int(p.shape[0]) for p in embedder.prototypes],
+            "bom": {
+                "codebooks": codebooks,
+                "codewords": int(quantizer.codebook_size),
+                "relative_error": quantizer.relative_error(z, codes) if len(z) else 0.0,
+            },
+            **(meta or {}),
         },
-    }
-    return EntityEmbeddings(table, embedder.prototypes, quantizer, meta)
+    )
 
 
 def write_embeddings(result: EntityEmbeddings, out: str | Path, *, overwrite: bool = False) -> Path:

@@ -14,6 +14,7 @@ on (new entities, later days), as long as it declares the same node and edge typ
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import numpy as np
@@ -46,7 +47,7 @@ class Embedder:
         if not (self.run / "config.toml").is_file():
             raise InputError("not a training run (no config.toml)", file=self.run)
         self.config = config = load_config(self.run / "config.toml")
-        dataset = load_dataset(data)
+        self.dataset = dataset = load_dataset(data)
         self.graph = graph = build_graph(dataset)
         self.as_of = parse_as_of(as_of, graph.manifest.time)
         # the encoder saw no edge at or after this time (see training.as_of)
@@ -55,7 +56,14 @@ class Embedder:
         state = load_checkpoint(path)
         self.step = int(state["step"])
         self.trained_on = str(state["fingerprint"])
-        featurizer = make_featurizer(dataset, graph, config, knowledge_as_of=self.as_of)
+        self._content = None
+        if config.use_content:
+            from hir_sdk.knowledge import ContentEncoder
+
+            self._content = ContentEncoder()  # kept: `at` reuses its loaded vector cache
+        featurizer = make_featurizer(
+            dataset, graph, config, knowledge_as_of=self.as_of, encoder=self._content
+        )
         self.sampler_config = SamplerConfig(seed=config.seed)
         self.builder = BatchBuilder(graph, self.sampler_config, featurizer=featurizer)
         self.model = HierarchicalEncoder(encoder_config(graph, featurizer, config)).eval()
@@ -70,6 +78,22 @@ class Embedder:
             ) from None
         self.impl = choose_impl(Impl.AUTO, torch.device("cpu"), grad=True)  # as in training
         self.batch_size = batch_size
+
+    def at(self, as_of: str | int) -> Embedder:
+        """The same run and dataset as of another time: shares the graph and the model,
+        rebuilds only what depends on the time (pooled world knowledge, the views)."""
+        moved = copy.copy(self)
+        moved.as_of = parse_as_of(as_of, self.graph.manifest.time)
+        featurizer = make_featurizer(
+            self.dataset,
+            self.graph,
+            self.config,
+            knowledge_as_of=moved.as_of,
+            like=self.builder.featurizer,
+            encoder=self._content,
+        )
+        moved.builder = BatchBuilder(self.graph, self.sampler_config, featurizer=featurizer)
+        return moved
 
     @property
     def prototypes(self) -> list[np.ndarray]:

@@ -110,3 +110,33 @@ def test_snapshot_lookup_refuses_fitting_before_the_encoder_window(tiny_world, e
 
     with pytest.raises(InputError, match="does not record"):
         HirLookup(graph, [stale]).check_fit_window(0)
+
+
+def test_lookup_adds_daily_arrivals_of_new_ads_between_full_refreshes(tiny_world, early_run):
+    from hir_sdk.evaluation.hir_snapshots import build_hir_lookup
+    from hir_sdk.graph import build_graph_from_dir
+
+    graph = build_graph_from_dir(tiny_world)
+    t = graph.manifest.time
+    times = [t.validation_start, t.test_start]
+    lookup = build_hir_lookup(early_run, tiny_world, graph, times=times)
+    plain = build_hir_lookup(early_run, tiny_world, graph, times=times, arrivals_every=None)
+    assert [s.as_of for s in lookup.full_snapshots] == times
+    assert len(plain.snapshots) == 2
+    arrivals = [s for s in lookup.snapshots if "arrivals_since" in s.meta]
+    assert arrivals and len(lookup.snapshots) == 2 + len(arrivals)
+    for s in arrivals:
+        base = max(f for f in times if f < s.as_of)
+        assert s.meta["arrivals_since"] == base and (s.as_of - base) % 86_400 == 0
+        assert set(s.table["node_type"].cast(str).unique().to_list()) == {"ad"}
+        assert s.quantizer is lookup.full_snapshots[times.index(base)].quantizer
+    # an ad launched during the test window has HIR rows from the day after its launch
+    ads = np.arange(
+        graph.type_offsets[graph.type_code("ad")], graph.type_offsets[graph.type_code("ad") + 1]
+    )
+    late = ads[(graph.created_ts[ads] >= t.test_start) & (graph.created_ts[ads] < t.end - 86_400)]
+    assert len(late) > 0
+    day_after = (graph.created_ts[late] - t.test_start) // 86_400 * 86_400 + t.test_start + 86_400
+    assert lookup.lookup(late, day_after).found.all()
+    assert not lookup.lookup(late, day_after - 1).found.any()
+    assert not plain.lookup(late, np.full(len(late), t.end - 1)).found.any()

@@ -1,0 +1,94 @@
+"""Arrival snapshots: exactly the entities created since the base snapshot, embedded as a
+full snapshot at the same time would embed them, tokenised with the base's quantizer,
+and found by `HirLookup` for requests after them (and never before)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hir_sdk.errors import InputError
+from hir_sdk.interests import embed_entities
+from hir_sdk.interests.arrivals import arrival_times, embed_arrivals
+from hir_sdk.interests.hierarchy import snapshot_nodes
+from hir_sdk.ranking.hir_lookup import HirLookup
+from hir_sdk.training.embedder import Embedder
+
+DAY = 86_400
+
+
+@pytest.fixture(scope="module")
+def arrived(tiny_run, tiny_world, snapshot):
+    return embed_arrivals(tiny_run, tiny_world, snapshot, "test_start")
+
+
+def test_arrivals_are_the_entities_created_since_the_base(arrived, snapshot, tiny_graph):
+    g = tiny_graph
+    start, stop = snapshot.as_of, g.manifest.time.test_start
+    assert arrived is not None and arrived.as_of == stop
+    assert arrived.meta["arrivals_since"] == start
+    nodes = snapshot_nodes(arrived, g)
+    born = g.created_ts
+    expected = np.flatnonzero((born >= start) & (born < stop))
+    assert len(expected) > 0
+    np.testing.assert_array_equal(np.sort(nodes), expected)
+    assert not set(nodes.tolist()) & set(snapshot_nodes(snapshot, g).tolist())
+
+
+def test_arrivals_embed_like_a_full_snapshot_and_share_the_base_quantizer(
+    arrived, snapshot, tiny_run, tiny_world, tiny_graph
+):
+    full = embed_entities(tiny_run, tiny_world, "test_start", codebooks=4, codewords=16)
+    row_in_full = {int(n): i for i, n in enumerate(snapshot_nodes(full, tiny_graph))}
+    rows = [row_in_full[int(n)] for n in snapshot_nodes(arrived, tiny_graph)]
+    np.testing.assert_array_equal(arrived.embeddings(), full.embeddings()[rows])
+    for level in range(3):
+        np.testing.assert_array_equal(arrived.clusters(level), full.clusters(level)[rows])
+    assert arrived.quantizer is snapshot.quantizer
+    # an embedder loaded for another time and moved here (`Embedder.at`) gives the same
+    other = Embedder(tiny_run, tiny_world, "validation_start")
+    moved = embed_arrivals(tiny_run, tiny_world, snapshot, "test_start", embedder=other)
+    assert moved is not None
+    np.testing.assert_array_equal(moved.embeddings(), arrived.embeddings())
+    np.testing.assert_array_equal(moved.tokens(), arrived.tokens())
+    z = arrived.embeddings()
+    np.testing.assert_array_equal(
+        arrived.tokens(), snapshot.quantizer.tokens(snapshot.quantizer.encode(z))
+    )
+
+
+def test_lookup_reads_new_entities_from_arrivals_and_others_from_the_base(
+    arrived, snapshot, tiny_graph
+):
+    g = tiny_graph
+    lookup = HirLookup(g, [snapshot, arrived])
+    new = snapshot_nodes(arrived, g)
+    old = snapshot_nodes(snapshot, g)[:50]
+    before, after = arrived.as_of - 1, arrived.as_of
+    got = lookup.lookup(
+        np.concatenate([new, new, old]), np.repeat([before, after, after], [len(new), len(new), 50])
+    )
+    assert not got.found[: len(new)].any()  # not yet arrived for a request before it
+    assert got.found[len(new) :].all()
+    np.testing.assert_array_equal(got.z[len(new) : 2 * len(new)], arrived.embeddings())
+    np.testing.assert_array_equal(got.z[2 * len(new) :], snapshot.embeddings()[:50])
+    np.testing.assert_array_equal(got.tokens[2 * len(new) :], snapshot.tokens()[:50])
+
+
+def test_nothing_new_is_none_and_a_time_before_the_base_is_refused(
+    snapshot, tiny_run, tiny_world, tiny_graph
+):
+    t = snapshot.as_of
+    born = tiny_graph.created_ts
+    assert not ((born >= t) & (born < t + 1)).any()  # nothing is created in that second
+    assert embed_arrivals(tiny_run, tiny_world, snapshot, t + 1) is None
+    with pytest.raises(InputError, match="after the base snapshot"):
+        embed_arrivals(tiny_run, tiny_world, snapshot, t)
+
+
+def test_arrival_times() -> None:
+    assert arrival_times(0, 3 * DAY, DAY) == [DAY, 2 * DAY]
+    assert arrival_times(0, 3 * DAY + 1, DAY) == [DAY, 2 * DAY, 3 * DAY]
+    assert arrival_times(5, 5, DAY) == []
+    with pytest.raises(ValueError):
+        arrival_times(0, DAY, 0)
