@@ -73,4 +73,4 @@ def arrival_times(start: int, stop: int, every: int) -> list[int]:
     """Refresh times start + every, start + 2 * every, ... strictly before `stop`."""
     if every < 1:
         raise ValueError(f"every must be >= 1 second, got {every}")
-    return list(np.arange(start + every, stop, every, dtype=np.int64).tolist())
+    return np.arange(start + every, stop, every, dtype=np.int64).tolist()
