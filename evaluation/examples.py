@@ -58,9 +58,7 @@ def _pair_codes(user: np.ndarray, owner: np.ndarray, num_nodes: int) -> np.ndarr
 
 def conversion_index(graph: TemporalGraph, owners: np.ndarray) -> EventIndex:
     """Conversion events keyed by (user, owner of the converted-on node)."""
-    codes = graph.edge_type_codes(
-        [s.key for s in graph.manifest.edge_types_with_role("conversion")]
-    )
+    codes = graph.role_codes("conversion")
     mask = np.isin(graph.etype, codes)
     owner = owners[graph.dst[mask]]
     known = owner != NO_OWNER
@@ -92,7 +90,7 @@ def build_examples(
     lo, hi = manifest.time.window(window)
     horizon = hi
     edges = np.arange(graph.window(window).start, graph.window(window).stop)
-    exposure = graph.edge_type_codes([s.key for s in manifest.edge_types_with_role("exposure")])
+    exposure = graph.role_codes("exposure")
     edges = edges[np.isin(graph.etype[edges], exposure)]
     ts = graph.ts[edges]
     mature = ts + attribution_s <= horizon

@@ -37,7 +37,7 @@ class _Family:
 
 
 def _family(graph: TemporalGraph, owners: np.ndarray, role: str) -> _Family:
-    codes = graph.edge_type_codes([s.key for s in graph.manifest.edge_types_with_role(role)])
+    codes = graph.role_codes(role)
     mask = np.isin(graph.etype, codes)
     user, item, ts = graph.src[mask], graph.dst[mask], graph.ts[mask]
     owner = owners[item]

@@ -40,9 +40,7 @@ class InterestHistory:
         self._index: dict[tuple[int, str, int], EventIndex] = {}
         edges = {}
         for role in ROLES:
-            codes = graph.edge_type_codes(
-                [s.key for s in graph.manifest.edge_types_with_role(role)]
-            )
+            codes = graph.role_codes(role)
             edges[role] = np.flatnonzero(np.isin(graph.etype, codes))
         targets = np.unique(graph.dst[np.concatenate(list(edges.values()))])
         for k in np.unique(lookup.base_of).tolist():  # full snapshots only

@@ -38,9 +38,7 @@ def owner_of_nodes(graph: TemporalGraph, owner_type: str | None = None) -> np.nd
     owner = np.full(n, NO_OWNER, dtype=np.int64)
     lo, hi = int(graph.type_offsets[code]), int(graph.type_offsets[code + 1])
     owner[lo:hi] = np.arange(lo, hi)
-    structural = graph.edge_type_codes(
-        [spec.key for spec in graph.manifest.edge_types_with_role("structural")] or []
-    )
+    structural = graph.role_codes("structural")
     mask = np.isin(graph.etype, structural)
     a, b = graph.src[mask], graph.dst[mask]
     ends = np.concatenate([a, b]), np.concatenate([b, a])  # both directions

@@ -199,6 +199,12 @@ class TemporalGraph:
         ]  # type: ignore[union-attr]
         return np.asarray(codes, dtype=np.int16)
 
+    def role_codes(self, *roles: str) -> np.ndarray:
+        """(k,) int16 codes of the edge types whose funnel role is one of `roles`
+        (exposure, click, engagement, conversion, structural), in manifest order."""
+        specs = [s for r in roles for s in self.manifest.edge_types_with_role(r)]
+        return self.edge_type_codes([s.key for s in specs])
+
     # ---- time ------------------------------------------------------------------------
     @cached_property
     def half_life_s(self) -> np.ndarray:

@@ -95,9 +95,7 @@ def super_graph(
     roles: tuple[str, ...] = ENGAGEMENT_ROLES,
 ) -> SuperGraph:
     row_of = snapshot_rows(snapshot, graph)
-    codes = graph.edge_type_codes(
-        [s.key for r in roles for s in graph.manifest.edge_types_with_role(r)]
-    )
+    codes = graph.role_codes(*roles)
     k = graph.edges_before(snapshot.as_of)
     keep = np.isin(graph.etype[:k], codes)
     src, dst = row_of[graph.src[:k][keep]], row_of[graph.dst[:k][keep]]

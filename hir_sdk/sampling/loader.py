@@ -69,9 +69,7 @@ def anchors_from_events(
     """Training anchors from a window's engagement edges: each endpoint, once per day it
     is active, with its first event time that day as the cutoff (the view it gets is its
     neighbourhood just before it engages)."""
-    codes = graph.edge_type_codes(
-        [s.key for r in roles for s in graph.manifest.edge_types_with_role(r)]
-    )
+    codes = graph.role_codes(*roles)
     edges = np.arange(graph.window(window).start, graph.window(window).stop)
     edges = edges[np.isin(graph.etype[edges], codes)]
     node = np.concatenate([graph.src[edges], graph.dst[edges]])

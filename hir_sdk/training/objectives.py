@@ -85,9 +85,7 @@ class EngagementSampler:
     ) -> None:
         self.graph = graph
         self.owners = owners
-        codes = graph.edge_type_codes(
-            [s.key for r in roles for s in graph.manifest.edge_types_with_role(r)]
-        )
+        codes = graph.role_codes(*roles)
         edges = np.arange(graph.window(window).start, graph.window(window).stop)
         edges = edges[np.isin(graph.etype[edges], codes)]
         ts = graph.ts[edges]

@@ -57,9 +57,7 @@ class EventHistory:
     """
 
     def __init__(self, graph: TemporalGraph, roles: tuple[str, ...] = HISTORY_ROLES) -> None:
-        codes = graph.edge_type_codes(
-            [s.key for r in roles for s in graph.manifest.edge_types_with_role(r)]
-        )
+        codes = graph.role_codes(*roles)
         edges = np.flatnonzero(np.isin(graph.etype, codes))  # time-ordered edge ids
         self._index = EventIndex(graph.src[edges], graph.ts[edges])  # by (user, time, id)
         edges = edges[self._index.order]

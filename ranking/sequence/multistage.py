@@ -111,9 +111,7 @@ class MultiStageRanker:
         self.graph, self.hir = graph, hir
         self.config = config or MultiStageConfig()
         self.history = history or EventHistory(graph)
-        clicks = graph.edge_type_codes(
-            [s.key for s in graph.manifest.edge_types_with_role("click")]
-        )
+        clicks = graph.role_codes("click")
         mask = np.isin(graph.etype, clicks)
         self._clicks = EventIndex(
             graph.src[mask] * graph.num_nodes + graph.dst[mask], graph.ts[mask]

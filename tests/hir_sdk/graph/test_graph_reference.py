@@ -87,6 +87,22 @@ def test_edge_types_by_name_and_triple(pair):
     assert set(by_name.etype.tolist()) <= {graph.edge_type_code("click")}
 
 
+def test_role_codes_are_the_manifest_edge_types_of_those_roles(pair):
+    graph, _ = pair
+    manifest = graph.manifest
+    for roles in (("click",), ("exposure", "conversion"), ("structural",)):
+        expected = [
+            graph.edge_type_code(spec.key)
+            for role in roles
+            for spec in manifest.edge_types_with_role(role)
+        ]
+        assert graph.role_codes(*roles).tolist() == expected
+        assert len(expected) > 0
+    assert graph.role_codes().tolist() == []
+    conversions = graph.role_codes("conversion")
+    assert {graph.edge_types[c][1] for c in conversions.tolist()} == {"purchase", "pixel_fire"}
+
+
 def test_decay_weights_halve_per_half_life(pair):
     graph, _ = pair
     code = graph.edge_type_code("impression")
