@@ -18,13 +18,13 @@ entity as of the test start and reports:
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 import polars as pl
+from centred_encoder import train_centred_encoder
 from publish import publish
 from sklearn.metrics import normalized_mutual_info_score
 
@@ -35,9 +35,7 @@ from hir_sdk.interests.hierarchy import parents, snapshot_rows, super_graph
 from hir_sdk.interests.hierarchy_svg import hierarchy_svg
 from hir_sdk.interests.labels import label_primitives
 from hir_sdk.schema import load_dataset
-from hir_sdk.synth import SCALES, generate_world, write_world
-from hir_sdk.training import TrainConfig, Trainer
-from hir_sdk.training.config import ModelSizes
+from hir_sdk.synth import SCALES
 
 
 def main() -> int:
@@ -47,17 +45,8 @@ def main() -> int:
     parser.add_argument("--record")
     parser.add_argument("--figure", help="write the hierarchy picture (SVG) here")
     args = parser.parse_args()
-    config = dataclasses.replace(
-        TrainConfig(),
-        steps=args.steps,
-        eval_every=args.steps,
-        use_content=True,
-        model=dataclasses.replace(ModelSizes(), center_types=True),  # the hierarchy needs it
-    )
     with tempfile.TemporaryDirectory() as tmp:
-        data = write_world(generate_world(SCALES[args.scale], 0), Path(tmp) / "world")
-        trainer = Trainer(data, Path(tmp) / "run", config)
-        trainer.fit(progress=False)
+        data, trainer = train_centred_encoder(args.scale, args.steps, Path(tmp))
         started = time.perf_counter()
         snap = embed_entities(Path(tmp) / "run", data, "test_start")
         embed_s = time.perf_counter() - started

@@ -4,27 +4,26 @@ test start, for `benchmarks/retrieval.py --embeddings`.
     python benchmarks/medium_embeddings.py --scale medium --steps 300 \\
         --out /tmp/medium_embeddings.parquet
 
-The world is `hir synth --scale SCALE --seed 0`; training uses the built-in config with
-world knowledge on and per-type centred embeddings (as `benchmarks/interest_hierarchy.py`),
-`--steps` steps. Embeddings come from `Embedder.embed` (only edges before the test start),
-without BoM codes: the retrieval benchmark fits its own codebooks. The parquet holds
-node_type, node_id and embedding (D floats); a line with the timings is printed.
+The world and the encoder are `centred_encoder.train_centred_encoder`'s (as in
+`benchmarks/interest_hierarchy.py`). Embeddings come from `Embedder.embed` (only edges
+before the test start), without BoM codes: the retrieval benchmark fits its own
+codebooks. The parquet holds node_type, node_id and embedding (D floats); a line with the
+timings is printed.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
+import io
 import tempfile
 import time
 from pathlib import Path
 
 import polars as pl
+from centred_encoder import train_centred_encoder
 
 from hir_sdk.io import atomic_write_bytes
-from hir_sdk.synth import SCALES, generate_world, write_world
-from hir_sdk.training import TrainConfig, Trainer
-from hir_sdk.training.config import ModelSizes
+from hir_sdk.synth import SCALES
 from hir_sdk.training.embedder import Embedder
 
 
@@ -34,18 +33,9 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--out", required=True, help="parquet file to write")
     args = parser.parse_args()
-    config = dataclasses.replace(
-        TrainConfig(),
-        steps=args.steps,
-        eval_every=args.steps,
-        use_content=True,
-        model=dataclasses.replace(ModelSizes(), center_types=True),
-    )
     began = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        data = write_world(generate_world(SCALES[args.scale], 0), Path(tmp) / "world")
-        trainer = Trainer(data, Path(tmp) / "run", config)
-        trainer.fit(progress=False)
+        data, _ = train_centred_encoder(args.scale, args.steps, Path(tmp))
         trained = time.perf_counter()
         embedder = Embedder(Path(tmp) / "run", data, "test_start")
         nodes = embedder.entities()
@@ -61,9 +51,9 @@ def main() -> int:
         )
     embedded = time.perf_counter()
     out = Path(args.out)
-    with tempfile.NamedTemporaryFile(suffix=".parquet") as staged:
-        table.write_parquet(staged.name)
-        atomic_write_bytes(out, Path(staged.name).read_bytes())
+    buffer = io.BytesIO()
+    table.write_parquet(buffer)
+    atomic_write_bytes(out, buffer.getvalue())
     print(
         f"{args.scale}: {len(table):,} entities x {z.shape[1]} as of the test start; "
         f"synth + train {trained - began:.0f} s, embed {embedded - trained:.0f} s -> {out}"
