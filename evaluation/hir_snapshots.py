@@ -64,7 +64,8 @@ def build_hir_lookup(
     full = sorted(int(t) for t in (times if times is not None else snapshot_times(run, graph)))
     snapshots = []
     arrivals = [t for t in arrival_types if t in node_types]
-    shared: Embedder | None = None  # one loaded run and dataset for every arrival refresh
+    # one loaded run and dataset for every refresh
+    shared = Embedder(run, data, full[0]) if full else None
     for as_of, stop in zip(full, [*full[1:], graph.manifest.time.end], strict=True):
         base = embed_entities(
             run,
@@ -74,20 +75,21 @@ def build_hir_lookup(
             codebooks=codebooks,
             codewords=codewords,
             seed=seed,
+            embedder=shared,
         )
         snapshots.append(base)
         if log is not None:
             log(f"HIR snapshot as of {base.meta['as_of_iso']}")
-        arrived = []
-        for when in (
+        refreshes = (
             arrival_times(as_of, stop, arrivals_every) if arrivals_every and arrivals else []
-        ):
-            shared = shared or Embedder(run, data, when)
-            arrived.append(
-                embed_arrivals(run, data, base, when, node_types=arrivals, embedder=shared)
-            )
-        snapshots += [a for a in arrived if a is not None]
-        if log is not None and arrived:
-            count = sum(len(a.table) for a in arrived if a is not None)
-            log(f"  {len(arrived)} arrival snapshots after it ({count:,} rows)")
+        )
+        arrived = [
+            embed_arrivals(run, data, base, when, node_types=arrivals, embedder=shared)
+            for when in refreshes
+        ]
+        arrived = [a for a in arrived if a is not None]
+        snapshots += arrived
+        if log is not None and refreshes:
+            count = sum(len(a.table) for a in arrived)
+            log(f"  {len(refreshes)} arrival refreshes after it ({count:,} rows)")
     return HirLookup(graph, snapshots)

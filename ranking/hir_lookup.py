@@ -22,6 +22,7 @@ import numpy as np
 from hir_sdk.errors import InputError
 from hir_sdk.graph import TemporalGraph
 from hir_sdk.interests import EntityEmbeddings
+from hir_sdk.interests.arrivals import ARRIVALS_SINCE
 from hir_sdk.interests.hierarchy import snapshot_rows
 from hir_sdk.schema.manifest import iso_time
 
@@ -29,7 +30,7 @@ UNKNOWN = np.iinfo(np.int64).max
 
 
 def _arrival(snapshot: EntityEmbeddings) -> bool:
-    return "arrivals_since" in snapshot.meta
+    return ARRIVALS_SINCE in snapshot.meta
 
 
 @dataclass(frozen=True)
@@ -65,11 +66,12 @@ class HirLookup:
         full = {int(s.as_of): k for k, s in enumerate(self.snapshots) if not _arrival(s)}
         self.base_of = np.array(
             [
-                full.get(int(s.meta["arrivals_since"]), k) if _arrival(s) else k
+                full.get(int(s.meta[ARRIVALS_SINCE]), k) if _arrival(s) else k
                 for k, s in enumerate(self.snapshots)
             ],
             dtype=np.int64,
         )
+        self.full_indices: list[int] = np.unique(self.base_of).tolist()
         self._z = [s.embeddings() for s in self.snapshots]
         self._tokens = [s.tokens() for s in self.snapshots]
         self._clusters = [
@@ -80,7 +82,7 @@ class HirLookup:
     @property
     def full_snapshots(self) -> list[EntityEmbeddings]:
         """The full snapshots (not arrival snapshots), oldest first."""
-        return [self.snapshots[k] for k in np.unique(self.base_of).tolist()]
+        return [self.snapshots[k] for k in self.full_indices]
 
     @property
     def trained_until(self) -> int:

@@ -43,7 +43,7 @@ class InterestHistory:
             codes = graph.role_codes(role)
             edges[role] = np.flatnonzero(np.isin(graph.etype, codes))
         targets = np.unique(graph.dst[np.concatenate(list(edges.values()))])
-        for k in np.unique(lookup.base_of).tolist():  # full snapshots only
+        for k in lookup.full_indices:
             snapshot = lookup.snapshots[k]
             # every target's clusters in snapshot k, once for all roles
             rows = lookup.lookup(targets, np.full(len(targets), snapshot.as_of))
@@ -67,7 +67,7 @@ class InterestHistory:
         columns: dict[str, np.ndarray] = {}
         for level, size in enumerate(self.sizes):
             counts = {role: np.full(len(ad), np.nan) for role in ROLES}
-            for k in np.unique(self.lookup.base_of).tolist():
+            for k in self.lookup.full_indices:
                 mine = np.flatnonzero((base == k) & rows.found)
                 key = user[mine] * size + rows.clusters[mine, level]
                 for role in ROLES:

@@ -27,6 +27,8 @@ from hir_sdk.interests.entity_embeddings import EntityEmbeddings, snapshot_of
 from hir_sdk.schema.manifest import iso_time
 from hir_sdk.training.embedder import Embedder
 
+ARRIVALS_SINCE = "arrivals_since"  # metadata key: the as_of of the base full snapshot
+
 
 def embed_arrivals(
     run: str | Path,
@@ -65,7 +67,7 @@ def embed_arrivals(
         base.quantizer,
         run=run,
         checkpoint=checkpoint,
-        meta={"arrivals_since": base.as_of, "arrivals_since_iso": base.meta["as_of_iso"]},
+        meta={ARRIVALS_SINCE: base.as_of, f"{ARRIVALS_SINCE}_iso": base.meta["as_of_iso"]},
     )
 
 

@@ -95,10 +95,15 @@ def embed_entities(
     codebooks: int = 8,
     codewords: int = 256,
     seed: int = 0,
+    embedder: Embedder | None = None,
 ) -> EntityEmbeddings:
     """Embed every entity of `node_types` (default: all) that exists at `as_of` with a
-    trained run, cluster it at each prototype level and give it BoM tokens."""
-    embedder = Embedder(run, data, as_of, checkpoint=checkpoint)
+    trained run, cluster it at each prototype level and give it BoM tokens. `embedder`:
+    one of the same run, checkpoint and data to reuse (moved to `as_of`, `Embedder.at`)."""
+    if embedder is None:
+        embedder = Embedder(run, data, as_of, checkpoint=checkpoint)
+    else:
+        embedder = embedder.at(as_of)
     nodes = embedder.entities(node_types)
     if len(nodes) == 0:
         raise InputError(

@@ -47,6 +47,11 @@ def test_arrivals_embed_like_a_full_snapshot_and_share_the_base_quantizer(
     assert arrived.quantizer is snapshot.quantizer
     # an embedder loaded for another time and moved here (`Embedder.at`) gives the same
     other = Embedder(tiny_run, tiny_world, "validation_start")
+    reused = embed_entities(
+        tiny_run, tiny_world, "test_start", codebooks=4, codewords=16, embedder=other
+    )
+    np.testing.assert_array_equal(reused.embeddings(), full.embeddings())
+    np.testing.assert_array_equal(reused.tokens(), full.tokens())
     moved = embed_arrivals(tiny_run, tiny_world, snapshot, "test_start", embedder=other)
     assert moved is not None
     np.testing.assert_array_equal(moved.embeddings(), arrived.embeddings())
