@@ -50,6 +50,19 @@ def main() -> None:
     parser.add_argument("--bootstrap", type=int, default=200)
     parser.add_argument("--out", type=Path, default=None, help="keep the work folder here")
     parser.add_argument("--record", default=None)
+    parser.add_argument(
+        "--treatments",
+        nargs="+",
+        choices=("xgboost+hir", "multistage"),
+        default=["xgboost+hir", "multistage"],
+        help="which A/Bs to run against the XGBoost baseline",
+    )
+    parser.add_argument(
+        "--no-tune",
+        dest="tune",
+        action="store_false",
+        help="XGBoost arms with the default configuration, not chosen on validation",
+    )
     args = parser.parse_args()
     work = args.out or Path(tempfile.mkdtemp(prefix="hir_ab_"))
     started = time.perf_counter()
@@ -68,19 +81,26 @@ def main() -> None:
     trained = time.perf_counter()
     hir = build_hir_lookup(work / "run", work / "data", graph)
     embedded = time.perf_counter()
+    tuning = "each XGBoost arm tuned on validation" if args.tune else "no tuning"
     lines = [
         f"# Offline A/B of the HIR rankers on the `{args.scale}` synthetic world",
         "",
-        f"`python benchmarks/ab_hir.py --scale {args.scale} --steps {args.steps}` "
+        f"`python benchmarks/ab_hir.py --scale {args.scale} --steps {args.steps} "
+        f"--treatments {' '.join(args.treatments)}{'' if args.tune else ' --no-tune'}` "
         f"(encoder trained until {iso_time(until)}: {trained - started:.0f} s; three "
-        f"snapshots: {embedded - trained:.0f} s; 2-core CPU).",
+        f"snapshots: {embedded - trained:.0f} s; 2-core CPU; {tuning}).",
         "",
     ]
-    for treatment in ("xgboost+hir", "multistage"):
+    for treatment in args.treatments:
         mark = time.perf_counter()
         run = run_ab_on_graph(
             graph,
-            ABConfig(treatment=treatment, control="xgboost", n_bootstrap=args.bootstrap),
+            ABConfig(
+                treatment=treatment,
+                control="xgboost",
+                n_bootstrap=args.bootstrap,
+                tune=args.tune,
+            ),
             truth=work / "data" / TRUTH_DIR,
             hir=hir,
         )

@@ -5,6 +5,10 @@ Models train on the train window, select (early stopping) on validation, and are
 on the test window; every feature is as of its example's request time and every label is
 read only up to its window's horizon.
 
+XGBoost arms pick their tree depth and minimum child weight on the validation window
+(`hir_sdk.ranking.xgboost_search`, `ABConfig.tune`), each for itself, so an A/B of two
+feature sets does not hinge on one shared configuration that suits one of them.
+
 Models: `xgboost` (hand-crafted as-of features), `popularity` (the floor), and two that
 read HIR snapshots of an encoder run (`config.run`): `xgboost+hir` (the same XGBoost with
 HIR feature columns) and `multistage` (the sequence ranker). When either arm reads HIR,
@@ -41,6 +45,7 @@ from hir_sdk.ranking.hir_features import HirFeatures
 from hir_sdk.ranking.hir_lookup import HirLookup
 from hir_sdk.ranking.sequence import MultiStageConfig, MultiStageRanker, RankingExamples
 from hir_sdk.ranking.sequence.ranker_bundle import OnlineRankerBundle
+from hir_sdk.ranking.xgboost_search import XGBOOST_GRID, SearchResult, search_xgboost
 from hir_sdk.schema import load_dataset
 from hir_sdk.schema.manifest import iso_time
 
@@ -58,6 +63,8 @@ class ABConfig:
     seed: int = 0
     sparse_user_events: int = 5
     xgboost: XGBoostConfig = field(default_factory=XGBoostConfig)
+    tune: bool = True  # each XGBoost arm picks from xgboost_grid on validation
+    xgboost_grid: tuple[dict, ...] = XGBOOST_GRID
     run: str | None = None  # encoder run whose snapshots the HIR models read
     multistage: MultiStageConfig = field(default_factory=MultiStageConfig)
 
@@ -83,6 +90,8 @@ class ABRun:
     # `<arm>_ranker/` for serving and `hir export --ranker`
     rankers: dict[str, OnlineRankerBundle] = field(default_factory=dict)
     models: dict[str, object] = field(default_factory=dict)  # the fitted arms, by name
+    # the validation search behind each tuned XGBoost arm (ABConfig.tune), by name
+    searches: dict[str, SearchResult] = field(default_factory=dict)
 
 
 def _after(ex: Examples, start: int) -> Examples:
@@ -97,7 +106,8 @@ def _fit_predict(
     X: dict[str, pl.DataFrame],
     hir: HirLookup | None,
 ) -> tuple[object, np.ndarray]:
-    """Fit one arm on train (selecting on validation); its test-window predictions."""
+    """Fit one arm on train (selecting on validation); its test-window predictions. A
+    tuned XGBoost arm comes back as its `SearchResult`."""
     y = {w: ex.frame["label"].to_numpy() for w, ex in examples.items()}
     if name == "multistage":
         data = {w: RankingExamples.of(examples[w].frame, X[w]) for w in WINDOWS}
@@ -116,13 +126,28 @@ def _fit_predict(
             )
             for w in WINDOWS
         }
-        model = XGBoostBaseline(config.xgboost, name="xgboost+hir")
-    elif name == "xgboost":
-        model = XGBoostBaseline(config.xgboost)
-    else:
-        model = PopularityModel()
+    elif name != "xgboost":
+        model = PopularityModel().fit(X["train"], y["train"])
+        return model, model.predict(X["test"])
+    if config.tune:
+        search = search_xgboost(
+            X["train"],
+            y["train"],
+            X["validation"],
+            y["validation"],
+            base=config.xgboost,
+            grid=config.xgboost_grid,
+            name=name,
+        )
+        return search, search.model.predict(X["test"])
+    model = XGBoostBaseline(config.xgboost, name=name)
     model.fit(X["train"], y["train"], X["validation"], y["validation"])
     return model, model.predict(X["test"])
+
+
+def _unwrap(fitted: dict[str, object]) -> dict[str, object]:
+    """The fitted models, a search replaced by the model it chose."""
+    return {k: m.model if isinstance(m, SearchResult) else m for k, m in fitted.items()}
 
 
 def _check(examples: dict[str, Examples], graph: TemporalGraph) -> None:
@@ -272,7 +297,8 @@ def run_ab_on_graph(
         examples=examples,
         timings=timings,
         rankers=rankers,
-        models=models,
+        models=_unwrap(models),
+        searches={k: m for k, m in models.items() if isinstance(m, SearchResult)},
     )
 
 
@@ -312,7 +338,14 @@ def _protocol(
             + (f", and {arrivals} arrival snapshots between them" if arrivals else "")
         )
     for name, model in models.items():
-        if isinstance(model, XGBoostBaseline):
+        if isinstance(model, SearchResult):
+            top = list(model.model.feature_importance())[:5]
+            trials = "; ".join(trial.describe() for trial in model.trials)
+            out[f"{name}"] = (
+                f"{asdict(model.model.config)}, chosen on validation from: {trials}; top "
+                f"features {top}"
+            )
+        elif isinstance(model, XGBoostBaseline):
             top = list(model.feature_importance())[:5]
             out[f"{name}"] = (
                 f"{asdict(config.xgboost)}; best iteration "

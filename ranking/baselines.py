@@ -96,6 +96,13 @@ class XGBoostBaseline:
             raise RuntimeError("XGBoostBaseline not fitted")
         return int(self._model.best_iteration)
 
+    @property
+    def validation_logloss(self) -> float:
+        """Validation log loss at the early-stopping iteration (before calibration)."""
+        if self._model is None:
+            raise RuntimeError("XGBoostBaseline not fitted")
+        return float(self._model.best_score)
+
     def feature_importance(self) -> dict[str, float]:
         """Gain-based importance per feature, largest first."""
         if self._model is None or self._columns is None:

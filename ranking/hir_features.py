@@ -14,6 +14,8 @@ Columns (levels `l` of the snapshots' prototype heads):
     hir_ad_e{i}        the ad's first `dims` embedding coordinates (optional)
     hir_hist_*_l{l}    the user's exposures, clicks and their rate on ads of the ad's
                        cluster before the request (`interest_history`; on by default)
+    hir_recent_*       the largest and mean cosine between the ad and the user's last
+                       `recent` clicked and exposed ads (`recent_interest`; 20 by default)
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from hir_sdk.graph import TemporalGraph
 from hir_sdk.interests import EntityEmbeddings
 from hir_sdk.ranking.hir_lookup import HirLookup
 from hir_sdk.ranking.interest_history import InterestHistory
+from hir_sdk.ranking.recent_interest import RecentInterest
 
 
 class HirFeatures:
@@ -37,11 +40,13 @@ class HirFeatures:
         *,
         dims: int = 0,
         history: bool = True,
+        recent: int = 20,
     ) -> None:
         self.lookup = snapshots if isinstance(snapshots, HirLookup) else HirLookup(graph, snapshots)
         self.levels = self.lookup.levels
         self.dims = dims
         self.history = InterestHistory(graph, self.lookup) if history else None
+        self.recent = RecentInterest(graph, self.lookup, last=recent) if recent else None
 
     def compute(self, user: np.ndarray, ad: np.ndarray, t: np.ndarray) -> pl.DataFrame:
         """Feature columns for examples (global user and ad indices, request times)."""
@@ -63,4 +68,6 @@ class HirFeatures:
         out = pl.DataFrame({k: np.asarray(v, dtype=np.float64) for k, v in columns.items()})
         if self.history is not None:
             out = pl.concat([out, self.history.compute(user, ad, t)], how="horizontal")
+        if self.recent is not None:
+            out = pl.concat([out, self.recent.compute(user, ad, t)], how="horizontal")
         return out

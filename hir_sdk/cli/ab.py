@@ -1,7 +1,9 @@
 """`hir ab`: offline A/B of two rankers on the test window, with a Markdown + HTML report.
 
 `xgboost+hir` and `multistage` read HIR snapshots of an encoder run (`--run`); both arms
-then fit on the examples after the encoder's training window (see `hir fit --until`)."""
+then fit on the examples after the encoder's training window (see `hir fit --until`).
+Each XGBoost arm picks its tree depth and minimum child weight on the validation window
+(`--no-tune`: the default configuration)."""
 
 from __future__ import annotations
 
@@ -38,6 +40,13 @@ def register(commands: argparse._SubParsersAction) -> None:
         default=None,
         help="planted-truth folder for per-interest slices (default DATA/truth)",
     )
+    parser.add_argument(
+        "--no-tune",
+        dest="tune",
+        action="store_false",
+        help="fit XGBoost arms with the default configuration instead of choosing each "
+        "one's tree depth and minimum child weight on the validation window",
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     parser.set_defaults(run=run)
 
@@ -51,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
         n_bootstrap=args.bootstrap,
         seed=args.seed,
         run=args.encoder_run,
+        tune=args.tune,
     )
     result = run_ab(args.data, config, truth=args.truth)
     write_report(result, args.out, overwrite=args.overwrite)

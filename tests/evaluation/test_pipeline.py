@@ -54,6 +54,16 @@ def test_slices_and_protocol(run):
     assert "windows" in run.report.protocol and "attribution" in run.report.protocol
 
 
+def test_the_xgboost_arm_is_tuned_on_validation(run):
+    search = run.searches["xgboost"]
+    assert run.models["xgboost"] is search.model
+    assert len(search.trials) == len(FAST.xgboost_grid)
+    assert search.chosen.validation_logloss == min(t.validation_logloss for t in search.trials)
+    assert search.model.config == search.chosen.config
+    assert search.model.config.n_estimators == FAST.xgboost.n_estimators
+    assert "chosen on validation" in run.report.protocol["xgboost"]
+
+
 def test_run_is_deterministic(tiny_world, run):
     again = run_ab(tiny_world, FAST)
     assert again.report.ab == run.report.ab
@@ -62,10 +72,12 @@ def test_run_is_deterministic(tiny_world, run):
 
 def test_cli_ab(tiny_world, tmp_path, capsys):
     out = tmp_path / "ab"
-    assert main(["ab", "--data", str(tiny_world), "--out", str(out), "--bootstrap", "10"]) == 0
+    args = ["ab", "--data", str(tiny_world), "--out", str(out), "--bootstrap", "10", "--no-tune"]
+    assert main(args) == 0
     printed = capsys.readouterr().out
     assert "beats" in printed or "no significant" in printed
-    assert (out / "report.html").exists()
+    md = (out / "report.md").read_text()
+    assert "best iteration" in md and "chosen on validation" not in md  # --no-tune
 
 
 def test_cli_ab_without_conversions_exits_2(write_dataset, tmp_path, capsys):

@@ -7,9 +7,11 @@ import pytest
 
 from hir_sdk.interests import embed_entities
 from hir_sdk.interests.hierarchy import snapshot_nodes
+from hir_sdk.ranking import recent_interest
 from hir_sdk.ranking.hir_features import HirFeatures
 from hir_sdk.ranking.hir_lookup import HirLookup
 from hir_sdk.ranking.interest_history import InterestHistory
+from hir_sdk.ranking.recent_interest import RecentInterest
 
 
 @pytest.fixture(scope="module")
@@ -97,3 +99,52 @@ def test_interest_history_counts_by_loop(snapshot, later, tiny_graph):
             e, c = row[f"hir_hist_exposure_l{level}"], row[f"hir_hist_click_l{level}"]
             assert row[f"hir_hist_ctr_l{level}"] == pytest.approx((c + 1) / (e + 2))
     assert nonzero > 20
+
+
+def test_recent_interest_by_loop(snapshot, later, tiny_graph, monkeypatch):
+    """Max / mean cosine between the candidate and the user's last `last` clicked and
+    exposed ads before t, every embedding read as of t, against a loop over the edges."""
+    g = tiny_graph
+    monkeypatch.setattr(recent_interest, "CHUNK", 7)  # blocks cut across the examples
+    lookup = HirLookup(g, [later, snapshot])
+    recent = RecentInterest(g, lookup, last=5)
+    rng = np.random.default_rng(2)
+    exposures = np.flatnonzero(g.etype == g.edge_type_code("impression"))
+    pick = rng.choice(exposures, 40, replace=False)
+    users, ads = g.src[pick], g.dst[pick]
+    ts = rng.integers(snapshot.as_of - 86_400, g.manifest.time.end, 40)
+    got = recent.compute(users, ads, ts)
+    rows = {
+        s.as_of: {int(n): j for j, n in enumerate(snapshot_nodes(s, g))} for s in (snapshot, later)
+    }
+
+    def embedding(node: int, t: int) -> np.ndarray | None:
+        for s in (later, snapshot):  # the latest snapshot at or before t that holds it
+            if s.as_of <= t and node in rows[s.as_of]:
+                return s.embeddings()[rows[s.as_of][node]]
+        return None
+
+    roles = {"exposure": g.edge_type_code("impression"), "click": g.edge_type_code("click")}
+    compared = 0
+    for i in range(40):
+        row = got.row(i, named=True)
+        z = embedding(int(ads[i]), int(ts[i]))
+        for role, code in roles.items():
+            edges = np.flatnonzero((g.src == users[i]) & (g.etype == code) & (g.ts < ts[i]))
+            past = [embedding(int(g.dst[e]), int(ts[i])) for e in edges[-5:]]
+            sims = [
+                float(p.astype(np.float64) @ z) for p in past if p is not None and z is not None
+            ]
+            if not sims:
+                assert np.isnan(row[f"hir_recent_{role}_max"])
+                assert np.isnan(row[f"hir_recent_{role}_mean"])
+                continue
+            assert row[f"hir_recent_{role}_max"] == pytest.approx(max(sims), abs=1e-6)
+            assert row[f"hir_recent_{role}_mean"] == pytest.approx(np.mean(sims), abs=1e-6)
+            compared += 1
+    assert compared > 30
+
+
+def test_recent_interest_needs_a_history_length(snapshot, tiny_graph):
+    with pytest.raises(ValueError, match="last must be >= 1"):
+        RecentInterest(tiny_graph, HirLookup(tiny_graph, [snapshot]), last=0)

@@ -41,7 +41,10 @@ def test_arrivals_embed_like_a_full_snapshot_and_share_the_base_quantizer(
     full = embed_entities(tiny_run, tiny_world, "test_start", codebooks=4, codewords=16)
     row_in_full = {int(n): i for i, n in enumerate(snapshot_nodes(full, tiny_graph))}
     rows = [row_in_full[int(n)] for n in snapshot_nodes(arrived, tiny_graph)]
-    np.testing.assert_array_equal(arrived.embeddings(), full.embeddings()[rows])
+    # the same model, subgraphs and inputs; only the batches differ (171 arrivals vs every
+    # entity), and on CPUs whose BLAS kernels block rows by batch size a row can differ
+    # in its last bit (seen on AMD EPYC: 13 of 2,736 values, 9e-8)
+    np.testing.assert_allclose(arrived.embeddings(), full.embeddings()[rows], rtol=0, atol=1e-6)
     for level in range(3):
         np.testing.assert_array_equal(arrived.clusters(level), full.clusters(level)[rows])
     assert arrived.quantizer is snapshot.quantizer

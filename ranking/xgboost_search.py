@@ -1,0 +1,86 @@
+"""Hyper-parameter selection for the XGBoost rankers on the validation window.
+
+An A/B between two XGBoost arms that share one fixed configuration measures the
+configuration as much as the features: on `small`, raising the minimum child weight
+from 5 to 100 lowered the baseline's test NE by 2%, more than any feature did. So
+each arm picks its own configuration from the same grid, by its validation log loss at
+the early-stopping iteration, and neither sees the test window.
+
+The grid varies tree depth and the minimum child weight (how many examples, weighted by
+the loss's curvature, a leaf must hold: the regularizer that matters with rare positives);
+every other setting comes from the base configuration. Fits run in grid order and ties
+keep the earlier one, so the choice is deterministic.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from hir_sdk.ranking.baselines import XGBoostBaseline, XGBoostConfig
+
+# depth x minimum child weight; includes the default configuration (6, 5)
+XGBOOST_GRID: tuple[Mapping[str, float], ...] = tuple(
+    {"max_depth": depth, "min_child_weight": weight}
+    for depth in (4, 6)
+    for weight in (5.0, 20.0, 100.0, 200.0)
+)
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One grid point: its configuration and how it scored on validation."""
+
+    config: XGBoostConfig
+    validation_logloss: float
+    best_iteration: int
+
+    def describe(self) -> str:
+        c = self.config
+        return (
+            f"depth {c.max_depth}, min_child_weight {c.min_child_weight:g}: validation "
+            f"log loss {self.validation_logloss:.5f} at {self.best_iteration + 1} trees"
+        )
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    model: XGBoostBaseline  # the chosen configuration, fitted
+    trials: tuple[Trial, ...]  # in grid order
+
+    @property
+    def chosen(self) -> Trial:
+        return min(self.trials, key=lambda trial: trial.validation_logloss)
+
+
+def search_xgboost(
+    train: pl.DataFrame,
+    y_train: np.ndarray,
+    valid: pl.DataFrame,
+    y_valid: np.ndarray,
+    *,
+    base: XGBoostConfig | None = None,
+    grid: Sequence[Mapping[str, float]] = XGBOOST_GRID,
+    name: str = "xgboost",
+) -> SearchResult:
+    """Fit `base` with each grid point's overrides; keep the lowest validation log loss."""
+    if not grid:
+        raise ValueError("search_xgboost: the grid is empty")
+    base = base or XGBoostConfig()
+    fields = {f.name for f in dataclasses.fields(XGBoostConfig)}
+    trials, best, best_loss = [], None, np.inf
+    for point in grid:
+        unknown = set(point) - fields
+        if unknown:
+            raise ValueError(f"search_xgboost: unknown XGBoostConfig fields {sorted(unknown)}")
+        config = dataclasses.replace(base, **point)
+        model = XGBoostBaseline(config, name=name).fit(train, y_train, valid, y_valid)
+        loss = model.validation_logloss
+        trials.append(Trial(config, loss, model.best_iteration))
+        if best is None or loss < best_loss:
+            best, best_loss = model, loss
+    return SearchResult(best, tuple(trials))
