@@ -11,7 +11,8 @@ MovieLens-100K).
 5. retrieval: recall@K of the ads users convert on in the test window, from the
    test-start snapshot's BoM tokens (inverted index), exact k-NN and popularity;
 6. offline A/B on the test window: XGBoost + HIR features against the XGBoost baseline,
-   both fitted on the examples after the encoder's window, paired user bootstrap;
+   both fitted on the examples after the encoder's window, each with its tree depth and
+   minimum child weight chosen on validation, paired user bootstrap;
 7. export the encoder and the BoM quantizer to ONNX and check them against torch.
 
 It ends with the A/B table and where the HTML report is. Everything is written into
