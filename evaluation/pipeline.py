@@ -338,19 +338,16 @@ def _protocol(
             + (f", and {arrivals} arrival snapshots between them" if arrivals else "")
         )
     for name, model in models.items():
-        if isinstance(model, SearchResult):
-            top = list(model.model.feature_importance())[:5]
-            trials = "; ".join(trial.describe() for trial in model.trials)
-            out[f"{name}"] = (
-                f"{asdict(model.model.config)}, chosen on validation from: {trials}; top "
-                f"features {top}"
+        if isinstance(model, SearchResult | XGBoostBaseline):
+            search = model if isinstance(model, SearchResult) else None
+            xgb = search.model if search else model
+            how = (
+                "chosen on validation from: " + "; ".join(t.describe() for t in search.trials)
+                if search
+                else f"best iteration {xgb.best_iteration}"
             )
-        elif isinstance(model, XGBoostBaseline):
-            top = list(model.feature_importance())[:5]
-            out[f"{name}"] = (
-                f"{asdict(config.xgboost)}; best iteration "
-                f"{model.best_iteration}; top features {top}"
-            )
+            top = list(xgb.feature_importance())[:5]
+            out[f"{name}"] = f"{asdict(xgb.config)}; {how}; top features {top}"
         elif isinstance(model, MultiStageRanker):
             last = model.history_log[-1] if model.history_log else {}
             out[f"{name}"] = (

@@ -7,7 +7,7 @@ recent ads keeps the interests apart: the best match (`max`) says whether the ca
 falls in any of them, the mean how central it is to the recent history.
 
 For an example `(user, ad, t)` the history is the user's last `last` events of each role
-with `ts < t` (newest first), and every embedding, the candidate's and the history ads',
+with `ts < t` (`EventHistory.window`), and every embedding, the candidate's and the history ads',
 is read as of `t` (`HirLookup`: the latest snapshot with `as_of <= t` that holds the
 node), so nothing after the request is used.
 
@@ -26,8 +26,8 @@ import numpy as np
 import polars as pl
 
 from hir_sdk.graph import TemporalGraph
-from hir_sdk.graph.event_index import EventIndex
 from hir_sdk.ranking.hir_lookup import HirLookup
+from hir_sdk.ranking.sequence.history import EventHistory
 
 ROLES = ("click", "exposure")
 CHUNK = 8_192  # examples per block: the block's history embeddings are CHUNK x last x D
@@ -49,14 +49,7 @@ class RecentInterest:
         self.lookup = lookup
         self.roles = tuple(roles)
         self.last = last
-        self._index: dict[str, EventIndex] = {}
-        self._target: dict[str, np.ndarray] = {}
-        for role in self.roles:
-            mine = np.flatnonzero(np.isin(graph.etype, graph.role_codes(role)))
-            index = EventIndex(graph.src[mine].astype(np.int64), graph.ts[mine])
-            self._index[role] = index
-            # the engaged node of each event, in the index's (user, time) order
-            self._target[role] = graph.dst[mine][index.order].astype(np.int64)
+        self._history = {role: EventHistory(graph, roles=(role,)) for role in self.roles}
 
     def compute(self, user: np.ndarray, ad: np.ndarray, t: np.ndarray) -> pl.DataFrame:
         """Feature columns for examples (global user and ad indices, request times)."""
@@ -80,13 +73,7 @@ class RecentInterest:
     def _similarity(
         self, role: str, user: np.ndarray, t: np.ndarray, z: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
-        start, end = self._index[role].rows_before(user, t)
-        target = self._target[role]
-        # positions of the last `last` events before t, newest first
-        pos = end[:, None] - 1 - np.arange(self.last)[None, :]
-        inside = pos >= start[:, None]
-        past = np.full(pos.shape, -1, dtype=np.int64)
-        past[inside] = target[pos[inside]]
+        past = self._history[role].window(user, t, self.last).item  # -1 on padding
         rows = self.lookup.lookup(past, np.broadcast_to(t[:, None], past.shape))
         have = rows.found
         sims = np.einsum("nkd,nd->nk", rows.z, z, dtype=np.float64)

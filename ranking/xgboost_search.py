@@ -51,10 +51,11 @@ class Trial:
 class SearchResult:
     model: XGBoostBaseline  # the chosen configuration, fitted
     trials: tuple[Trial, ...]  # in grid order
+    chosen_index: int  # the trial `model` was fitted in
 
     @property
     def chosen(self) -> Trial:
-        return min(self.trials, key=lambda trial: trial.validation_logloss)
+        return self.trials[self.chosen_index]
 
 
 def search_xgboost(
@@ -72,15 +73,16 @@ def search_xgboost(
         raise ValueError("search_xgboost: the grid is empty")
     base = base or XGBoostConfig()
     fields = {f.name for f in dataclasses.fields(XGBoostConfig)}
-    trials, best, best_loss = [], None, np.inf
-    for point in grid:
-        unknown = set(point) - fields
-        if unknown:
-            raise ValueError(f"search_xgboost: unknown XGBoostConfig fields {sorted(unknown)}")
-        config = dataclasses.replace(base, **point)
-        model = XGBoostBaseline(config, name=name).fit(train, y_train, valid, y_valid)
-        loss = model.validation_logloss
-        trials.append(Trial(config, loss, model.best_iteration))
-        if best is None or loss < best_loss:
-            best, best_loss = model, loss
-    return SearchResult(best, tuple(trials))
+    unknown = sorted({key for point in grid for key in point} - fields)
+    if unknown:  # refused before any fit
+        raise ValueError(f"search_xgboost: unknown XGBoostConfig fields {unknown}")
+    models = [
+        XGBoostBaseline(dataclasses.replace(base, **point), name=name).fit(
+            train, y_train, valid, y_valid
+        )
+        for point in grid
+    ]
+    trials = tuple(Trial(m.config, m.validation_logloss, m.best_iteration) for m in models)
+    # min keeps the first of equal losses
+    chosen = min(range(len(trials)), key=lambda i: trials[i].validation_logloss)
+    return SearchResult(models[chosen], trials, chosen)
