@@ -7,7 +7,9 @@ read only up to its window's horizon.
 
 XGBoost arms pick their tree depth and minimum child weight on the validation window
 (`hir_sdk.ranking.xgboost_search`, `ABConfig.tune`), each for itself, so an A/B of two
-feature sets does not hinge on one shared configuration that suits one of them.
+feature sets does not hinge on one shared configuration that suits one of them. The
+`xgboost+hir` arm also chooses there between all HIR columns and the similarity ones
+(`hir_cos`, `hir_recent_*`) next to the baseline's columns.
 
 Models: `xgboost` (hand-crafted as-of features), `popularity` (the floor), and two that
 read HIR snapshots of an encoder run (`config.run`): `xgboost+hir` (the same XGBoost with
@@ -41,7 +43,7 @@ from hir_sdk.graph.owners import owner_of_nodes
 from hir_sdk.io.atomic import atomic_output_dir
 from hir_sdk.ranking.baselines import PopularityModel, XGBoostBaseline, XGBoostConfig
 from hir_sdk.ranking.features import AsOfFeatures
-from hir_sdk.ranking.hir_features import HirFeatures
+from hir_sdk.ranking.hir_features import HirFeatures, similarity_columns
 from hir_sdk.ranking.hir_lookup import HirLookup
 from hir_sdk.ranking.sequence import MultiStageConfig, MultiStageRanker, RankingExamples
 from hir_sdk.ranking.sequence.ranker_bundle import OnlineRankerBundle
@@ -114,8 +116,10 @@ def _fit_predict(
         model = MultiStageRanker(graph, hir, config.multistage)
         model.fit(data["train"], data["validation"])
         return model, model.predict(data["test"])
+    feature_sets = None
     if name == "xgboost+hir":
         extra = HirFeatures(graph, hir)
+        base = X["train"].columns
         X = {
             w: pl.concat(
                 [
@@ -125,6 +129,10 @@ def _fit_predict(
                 how="horizontal",
             )
             for w in WINDOWS
+        }
+        feature_sets = {
+            "all HIR columns": X["train"].columns,
+            "HIR similarity columns": [*base, *similarity_columns(X["train"].columns)],
         }
     elif name != "xgboost":
         model = PopularityModel().fit(X["train"], y["train"])
@@ -138,6 +146,7 @@ def _fit_predict(
             base=config.xgboost,
             grid=config.xgboost_grid,
             name=name,
+            feature_sets=feature_sets,
         )
         return search, search.model.predict(X["test"])
     model = XGBoostBaseline(config.xgboost, name=name)
@@ -342,7 +351,8 @@ def _protocol(
             search = model if isinstance(model, SearchResult) else None
             xgb = search.model if search else model
             how = (
-                "chosen on validation from: " + "; ".join(t.describe() for t in search.trials)
+                f"chosen on validation ({search.chosen.describe()}) from: "
+                + "; ".join(t.describe() for t in search.trials)
                 if search
                 else f"best iteration {xgb.best_iteration}"
             )

@@ -32,6 +32,13 @@ from hir_sdk.ranking.interest_history import InterestHistory
 from hir_sdk.ranking.recent_interest import RecentInterest
 
 
+def similarity_columns(columns: Sequence[str]) -> list[str]:
+    """Those of `columns` that compare the candidate with the user: `hir_cos` and the
+    recent-interest cosines. The A/B's treatment arm also tries these alone next to the
+    baseline's columns, and keeps whichever set validates better (`search_xgboost`)."""
+    return [c for c in columns if c == "hir_cos" or c.startswith("hir_recent_")]
+
+
 class HirFeatures:
     def __init__(
         self,

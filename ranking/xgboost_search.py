@@ -10,6 +10,12 @@ The grid varies tree depth and the minimum child weight (how many examples, weig
 the loss's curvature, a leaf must hold: the regularizer that matters with rare positives);
 every other setting comes from the base configuration. Fits run in grid order and ties
 keep the earlier one, so the choice is deterministic.
+
+`feature_sets` (name -> columns) adds the choice of columns to the search: every grid
+point is fitted on each set, in the order given. A treatment arm that adds many columns
+(cluster ids, per-cluster counts) next to a few strong ones can overfit the extra ones;
+choosing on validation between "all of them" and "the strong ones" is the same kind of
+tuning the grid does, and it never reads the test window either.
 """
 
 from __future__ import annotations
@@ -38,11 +44,13 @@ class Trial:
     config: XGBoostConfig
     validation_logloss: float
     best_iteration: int
+    feature_set: str = ""  # the name of its columns when the search chose among sets
 
     def describe(self) -> str:
         c = self.config
+        where = f"{self.feature_set}, " if self.feature_set else ""
         return (
-            f"depth {c.max_depth}, min_child_weight {c.min_child_weight:g}: validation "
+            f"{where}depth {c.max_depth}, min_child_weight {c.min_child_weight:g}: validation "
             f"log loss {self.validation_logloss:.5f} at {self.best_iteration + 1} trees"
         )
 
@@ -67,8 +75,10 @@ def search_xgboost(
     base: XGBoostConfig | None = None,
     grid: Sequence[Mapping[str, float]] = XGBOOST_GRID,
     name: str = "xgboost",
+    feature_sets: Mapping[str, Sequence[str]] | None = None,
 ) -> SearchResult:
-    """Fit `base` with each grid point's overrides; keep the lowest validation log loss."""
+    """Fit `base` with each grid point's overrides (on each of `feature_sets`, default all
+    columns); keep the lowest validation log loss."""
     if not grid:
         raise ValueError("search_xgboost: the grid is empty")
     base = base or XGBoostConfig()
@@ -76,13 +86,23 @@ def search_xgboost(
     unknown = sorted({key for point in grid for key in point} - fields)
     if unknown:  # refused before any fit
         raise ValueError(f"search_xgboost: unknown XGBoostConfig fields {unknown}")
+    sets = {"": list(train.columns)} if feature_sets is None else dict(feature_sets)
+    if not sets or not all(sets.values()):
+        raise ValueError("search_xgboost: every feature set needs at least one column")
+    missing = sorted({c for cols in sets.values() for c in cols} - set(train.columns))
+    if missing:
+        raise ValueError(f"search_xgboost: feature sets name columns not in train: {missing}")
+    runs = [(label, point) for label in sets for point in grid]
     models = [
         XGBoostBaseline(dataclasses.replace(base, **point), name=name).fit(
-            train, y_train, valid, y_valid
+            train.select(sets[label]), y_train, valid.select(sets[label]), y_valid
         )
-        for point in grid
+        for label, point in runs
     ]
-    trials = tuple(Trial(m.config, m.validation_logloss, m.best_iteration) for m in models)
+    trials = tuple(
+        Trial(m.config, m.validation_logloss, m.best_iteration, label)
+        for m, (label, _) in zip(models, runs, strict=True)
+    )
     # min keeps the first of equal losses
     chosen = min(range(len(trials)), key=lambda i: trials[i].validation_logloss)
     return SearchResult(models[chosen], trials, chosen)

@@ -105,6 +105,21 @@ class EngagementConfig:
     weight: float = 1.0
     roles: tuple[str, ...] = ("click", "engagement", "conversion")
     in_batch: float = 1.0  # weight of the in-batch softmax (see objectives)
+    hard_negatives: bool = False  # a second negative from the destination's owner
+
+
+@dataclass(frozen=True)
+class ContentConfig:
+    """Content-similarity distillation (`training.content_similarity`); only with
+    `use_content`."""
+
+    weight: float = 3.0
+    target_temperature: float = 0.05
+    temperature: float = 0.1
+
+    def __post_init__(self) -> None:
+        if self.weight < 0 or min(self.target_temperature, self.temperature) <= 0:
+            raise ValueError("ContentConfig: need weight >= 0 and temperatures > 0")
 
 
 @dataclass(frozen=True)
@@ -123,6 +138,7 @@ class TrainConfig:
     optim: OptimConfig = field(default_factory=OptimConfig)
     distill: DistillConfig = field(default_factory=DistillConfig)
     engagement: EngagementConfig = field(default_factory=EngagementConfig)
+    content: ContentConfig = field(default_factory=ContentConfig)
 
     def __post_init__(self) -> None:
         if min(self.steps, self.batch_size, self.eval_every, self.checkpoint_every) < 1:

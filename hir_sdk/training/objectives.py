@@ -11,7 +11,9 @@ Self-distillation, per prototype level l (coarse to fine):
 Engagement prediction: for a timed edge (u, type r, v, t), both endpoints embedded as of
 t; `logit = s * <z_u * w_r, z_v> + b_r` (DistMult with a learned scale); positives are
 real training-window edges, negatives keep u and r and swap v for a random node of v's
-type (random) or another node of the same owner as v (hard: same advertiser). Binary
+type (random) or another node of the same owner as v (hard: same advertiser; with
+`hard_negatives=False` a second random one, which leaves one advertiser's ads free to sit
+together, as their shared interest wants). Binary
 cross-entropy on each, plus (`in_batch`) a softmax of each positive against the other
 pairs' destinations of its type: many negatives per step, as in two-tower training.
 """
@@ -81,9 +83,16 @@ class EngagementSampler:
     """Deterministic positive / negative draws from one window's engagement edges."""
 
     def __init__(
-        self, graph: TemporalGraph, owners: np.ndarray, window: str, roles: tuple[str, ...]
+        self,
+        graph: TemporalGraph,
+        owners: np.ndarray,
+        window: str,
+        roles: tuple[str, ...],
+        *,
+        hard_negatives: bool = True,
     ) -> None:
         self.graph = graph
+        self.hard_negatives = hard_negatives
         self.owners = owners
         codes = graph.role_codes(*roles)
         edges = np.arange(graph.window(window).start, graph.window(window).stop)
@@ -120,6 +129,30 @@ class EngagementSampler:
         hi = np.searchsorted(self._type_key, dst_type * _SPAN + ts)  # created before t
         hi = np.maximum(hi, lo + 1)
         random_neg = self._by_type[lo + (rng.random(count) * (hi - lo)).astype(np.int64)]
+        if self.hard_negatives:
+            hard_neg = self._same_owner(rng, dst, dst_type, ts, random_neg)
+        else:  # a second random negative
+            hard_neg = self._by_type[lo + (rng.random(count) * (hi - lo)).astype(np.int64)]
+        return EngagementSample(
+            src=src,
+            dst=dst,
+            etype=g.etype[edges].astype(np.int64),
+            ts=ts,
+            random_neg=random_neg,
+            hard_neg=hard_neg,
+        )
+
+    def _same_owner(
+        self,
+        rng: np.random.Generator,
+        dst: np.ndarray,
+        dst_type: np.ndarray,
+        ts: np.ndarray,
+        fallback: np.ndarray,
+    ) -> np.ndarray:
+        """Another node of each destination's owner and type that exists at `ts`; the
+        `fallback` where there is none."""
+        g, count = self.graph, len(dst)
         owner = self.owners[dst]
         first = np.searchsorted(self._owner_sorted, owner, side="left")
         last = np.searchsorted(self._owner_sorted, owner, side="right")
@@ -135,15 +168,7 @@ class EngagementSampler:
             & (pick != dst)
             & (g.created_ts[pick] < ts)
         )
-        hard_neg = np.where(usable, pick, random_neg)
-        return EngagementSample(
-            src=src,
-            dst=dst,
-            etype=g.etype[edges].astype(np.int64),
-            ts=ts,
-            random_neg=random_neg,
-            hard_neg=hard_neg,
-        )
+        return np.where(usable, pick, fallback)
 
 
 def engagement_loss(

@@ -20,6 +20,7 @@ import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -46,6 +47,7 @@ from hir_sdk.training.as_of import training_graph
 from hir_sdk.training.checkpoint import load_checkpoint, save_checkpoint
 from hir_sdk.training.cluster_queue import ClusterQueue
 from hir_sdk.training.config import TrainConfig
+from hir_sdk.training.content_similarity import ContentTargets, content_similarity_loss
 from hir_sdk.training.diagnostics import cluster_usage
 from hir_sdk.training.distributed import average_float_buffers, average_gradients, world
 from hir_sdk.training.embed_nodes import embed_nodes
@@ -64,6 +66,20 @@ class TrainResult:
     steps: int
     best_validation: float
     run: Path
+
+
+class _PairTerms(NamedTuple):
+    """Terms on the engagement pairs' views: the engagement loss and its positive and
+    negative logits, the cross-distillation loss (each end of a positive edge predicts the
+    teacher's clusters of the other), the content-similarity loss, and the number of
+    subgraph tokens the views hold."""
+
+    engagement: torch.Tensor
+    pos: torch.Tensor
+    neg: torch.Tensor
+    cross: torch.Tensor
+    content: torch.Tensor
+    tokens: int
 
 
 def _lr_factor(step: int, warmup: int, total: int) -> float:
@@ -91,6 +107,12 @@ class Trainer:
         self.featurizer = make_featurizer(dataset, graph, c)
         self.sampler_config = sampler or SamplerConfig(seed=c.seed)
         self.builder = BatchBuilder(graph, self.sampler_config, featurizer=self.featurizer)
+        knowledge = self.featurizer.knowledge
+        self.content_targets = (
+            ContentTargets.build(graph, knowledge, graph.manifest.time.validation_start)
+            if knowledge is not None and c.content.weight > 0
+            else None
+        )
         self.rank, self.world_size = world()
         anchors, cutoffs = anchors_from_events(graph, "train")
         if len(anchors) == 0:
@@ -121,8 +143,13 @@ class Trainer:
         pick = np.random.default_rng([c.seed, 0x5A1]).permutation(len(val_anchors))
         pick = np.sort(pick[: c.eval_anchors])
         self.val_anchors, self.val_cutoffs = val_anchors[pick], val_cutoffs[pick]
-        self.engage_train = EngagementSampler(graph, self.owners, "train", c.engagement.roles)
-        self.engage_val = EngagementSampler(graph, self.owners, "validation", c.engagement.roles)
+        hard = c.engagement.hard_negatives
+        self.engage_train = EngagementSampler(
+            graph, self.owners, "train", c.engagement.roles, hard_negatives=hard
+        )
+        self.engage_val = EngagementSampler(
+            graph, self.owners, "validation", c.engagement.roles, hard_negatives=hard
+        )
         torch.manual_seed(c.seed)
         self.model_config = encoder_config(graph, self.featurizer, c)
         self.student = HierarchicalEncoder(self.model_config)
@@ -225,10 +252,8 @@ class Trainer:
 
     def _engagement(
         self, model: HierarchicalEncoder, sampler: EngagementSampler, seed: int, step: int
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, int]:
-        """Engagement loss, its positive and negative logits, the cross-distillation loss
-        (each end of a positive edge predicts the teacher's clusters of the other), and the
-        number of subgraph tokens the pairs' views hold."""
+    ) -> _PairTerms:
+        """The terms computed on the engagement pairs' views (see `_PairTerms`)."""
         c = self.config
         s = sampler.sample(c.engagement.pairs, seed, step)
         mine = slice(self.rank, None, self.world_size)  # this rank's share of the pairs
@@ -266,7 +291,18 @@ class Trainer:
                 distillation_loss(list(sims_src), list(q_dst), student_temperature=tau)
                 + distillation_loss(list(sims_dst), list(q_src), student_temperature=tau)
             ) / 2
-        return loss, pos, neg, cross, int(inputs.offsets[-1])
+        content = torch.zeros((), device=self.device)
+        if self.content_targets is not None:
+            targets, usable = self.content_targets.gather(np.concatenate(parts))
+            content = content_similarity_loss(
+                z,
+                targets.to(self.device),
+                usable.to(self.device),
+                inputs.node_type[inputs.offsets[:-1]],
+                target_temperature=c.content.target_temperature,
+                temperature=c.content.temperature,
+            )
+        return _PairTerms(loss, pos, neg, cross, content, int(inputs.offsets[-1]))
 
     def _losses(
         self, batch, seed: int, step: int, sampler: EngagementSampler, *, learn: bool = True
@@ -286,25 +322,29 @@ class Trainer:
             targets,
             student_temperature=c.distill.student_temperature,
         )
-        engage, pos, neg, cross, pair_tokens = self._engagement(self.student, sampler, seed, step)
+        pairs = self._engagement(self.student, sampler, seed, step)
         loss = (
             c.distill.weight * distill
-            + c.engagement.weight * engage
-            + c.distill.cross_weight * cross
+            + c.engagement.weight * pairs.engagement
+            + c.distill.cross_weight * pairs.cross
+            + c.content.weight * pairs.content
         )
         if learn:
             self.queue.push(teacher.embedding, types)
         metrics = {
             "loss": loss.item(),
             "distill": distill.item(),
-            "cross": cross.item(),
-            "engagement": engage.item(),
-            "engagement_acc": float(((pos > 0).float().mean() + (neg < 0).float().mean()) / 2),
+            "cross": pairs.cross.item(),
+            "content": pairs.content.item(),
+            "engagement": pairs.engagement.item(),
+            "engagement_acc": float(
+                ((pairs.pos > 0).float().mean() + (pairs.neg < 0).float().mean()) / 2
+            ),
             # subgraph tokens through the student (forward and backward) and through the
             # teacher (forward only; the pairs' views go through both): training compute
-            "student_tokens": int(student_inputs.offsets[-1]) + pair_tokens,
+            "student_tokens": int(student_inputs.offsets[-1]) + pairs.tokens,
             "teacher_tokens": int(teacher_inputs.offsets[-1])
-            + (pair_tokens if c.distill.cross_weight > 0 else 0),
+            + (pairs.tokens if c.distill.cross_weight > 0 else 0),
         }
         for level, (q, logits) in enumerate(zip(targets, student.logits, strict=True)):
             usage = cluster_usage(torch.softmax(logits.detach(), dim=1))

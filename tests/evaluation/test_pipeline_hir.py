@@ -66,6 +66,17 @@ def test_xgboost_with_hir_features(tiny_world, early_run):
     assert np.isfinite(p).all() and ((p > 0) & (p < 1)).all()
     assert not np.allclose(p, result.predictions["p_xgboost"].to_numpy())
     assert "hir snapshots" in result.timings
+    # the treatment chose on validation between all HIR columns and the similarity ones
+    search = result.searches["xgboost+hir"]
+    sets = {t.feature_set for t in search.trials}
+    assert sets == {"all HIR columns", "HIR similarity columns"}
+    assert len(search.trials) == 2 * len({t.config for t in search.trials})
+    best = min(t.validation_logloss for t in search.trials)
+    assert search.chosen.validation_logloss == best
+    used = set(search.model._columns)
+    assert ("hir_ad_l0" in used) == (search.chosen.feature_set == "all HIR columns")
+    assert {"hir_cos", "hir_recent_click_max", "user_days_since_imp"} <= used  # and baseline
+    assert search.chosen.describe() in protocol["xgboost+hir"]
 
 
 def test_multistage_arm_is_deterministic(tiny_world, early_run):

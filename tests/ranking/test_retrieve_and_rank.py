@@ -77,4 +77,4 @@ def test_recommendations_are_ranked_retrieved_candidates(pipeline, snapshot, tin
     z_ads = lookup.lookup(np.arange(*pipeline._ad_range), np.full(1, t[i]))
     shares = (z_ads.tokens == rows.tokens[0]).any(axis=1) & z_ads.found
     best = np.sort(z_ads.z[shares] @ rows.z[0])[::-1][:30]
-    np.testing.assert_allclose(np.sort(ad_rows.z @ rows.z[0])[::-1], best, rtol=1e-5)
+    np.testing.assert_allclose(np.sort(ad_rows.z @ rows.z[0])[::-1], best, rtol=1e-5, atol=1e-6)

@@ -69,3 +69,24 @@ def test_bad_grids_are_refused(split):
         search_xgboost(xt, yt, xv, yv, grid=())
     with pytest.raises(ValueError, match="unknown XGBoostConfig fields"):
         search_xgboost(xt, yt, xv, yv, grid=({"depth": 3},))
+
+
+def test_feature_sets_are_searched_with_every_grid_point(split):
+    (xt, yt), (xv, yv) = split
+    sets = {"signal": ["f0"], "noise": [f"f{i}" for i in range(1, 21)]}
+    result = search_xgboost(xt, yt, xv, yv, base=BASE, grid=GRID, feature_sets=sets)
+    assert [(t.feature_set, t.config.max_depth) for t in result.trials] == [
+        ("signal", 1),
+        ("signal", 3),
+        ("noise", 1),
+        ("noise", 3),
+    ]
+    assert result.chosen.feature_set == "signal"  # the only column that carries the label
+    assert result.chosen.describe().startswith("signal, depth ")
+    # the model reads its own columns by name from a frame that has all of them
+    alone = XGBoostBaseline(result.chosen.config).fit(xt.select("f0"), yt, xv.select("f0"), yv)
+    assert np.array_equal(alone.predict(xv.select("f0")), result.model.predict(xv))
+    with pytest.raises(ValueError, match="not in train"):
+        search_xgboost(xt, yt, xv, yv, grid=GRID, feature_sets={"x": ["nope"]})
+    with pytest.raises(ValueError, match="at least one column"):
+        search_xgboost(xt, yt, xv, yv, grid=GRID, feature_sets={"x": []})

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
 from hir_sdk.errors import InputError
 from hir_sdk.training import TrainConfig, load_config
-from hir_sdk.training.config import DistillConfig, config_from_dict
+from hir_sdk.training.config import ContentConfig, DistillConfig, config_from_dict
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -49,3 +50,19 @@ def test_invalid_values():
         config_from_dict({"optim": 3})
     with pytest.raises(InputError, match="config file not found"):
         load_config("/nonexistent/train.toml")
+    with pytest.raises(ValueError, match="ContentConfig"):
+        ContentConfig(target_temperature=0.0)
+    with pytest.raises(InputError, match="invalid config"):
+        config_from_dict({"content": {"weight": -1.0}})
+
+
+def test_the_training_page_lists_every_key_with_its_default():
+    page = (Path(__file__).parents[3] / "docs" / "training.md").read_text(encoding="utf-8")
+    block = page.split("Every key, with its default")[1].split("```toml\n")[1].split("```")[0]
+    assert config_from_dict(tomllib.loads(block)) == TrainConfig()
+    documented = tomllib.loads(block)
+    for section, values in TrainConfig().to_dict().items():
+        keys = set(values) if isinstance(values, dict) else None
+        assert section in documented, section
+        if keys is not None:
+            assert set(documented[section]) == keys, section

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
 from hir_sdk.training.objectives import EngagementScorer, engagement_loss
@@ -56,3 +57,31 @@ def test_in_batch_softmax_masks_other_types_and_shared_destinations():
         log_total = math.log(sum(math.exp(s) for s in [*scores.values(), *others]))
         terms.append(log_total - scores[i])
     assert math.isclose(float(loss), float(base) + 0.5 * sum(terms) / 4, rel_tol=1e-5)
+
+
+def test_sampler_negatives_exist_at_the_edge_time_and_hard_ones_share_the_owner(tiny_graph):
+    from hir_sdk.graph.owners import NO_OWNER, owner_of_nodes
+    from hir_sdk.training.objectives import EngagementSampler
+
+    g = tiny_graph
+    owners = owner_of_nodes(g)
+    roles = ("click", "engagement", "conversion")
+    hard = EngagementSampler(g, owners, "train", roles).sample(256, seed=3, step=7)
+    kind = g.node_type_of
+    for neg in (hard.random_neg, hard.hard_neg):
+        assert (kind(neg) == kind(hard.dst)).all()
+        assert (g.created_ts[neg] < hard.ts).all()
+    owned = hard.hard_neg != hard.random_neg
+    assert owned.mean() > 0.1  # else no same-type node of that owner existed yet
+    assert (owners[hard.hard_neg[owned]] == owners[hard.dst[owned]]).all()
+    assert (owners[hard.dst[owned]] != NO_OWNER).all()
+    assert (hard.hard_neg[owned] != hard.dst[owned]).all()
+
+    plain = EngagementSampler(g, owners, "train", roles, hard_negatives=False)
+    soft = plain.sample(256, seed=3, step=7)
+    for name in ("src", "dst", "etype", "ts", "random_neg"):  # the same draws before
+        np.testing.assert_array_equal(getattr(soft, name), getattr(hard, name))
+    assert (kind(soft.hard_neg) == kind(soft.dst)).all()
+    assert (g.created_ts[soft.hard_neg] < soft.ts).all()
+    same_owner = owners[soft.hard_neg] == owners[soft.dst]
+    assert same_owner.mean() < owned.mean() / 2  # a random node, not the owner's

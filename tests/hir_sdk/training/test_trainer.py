@@ -96,6 +96,7 @@ def test_metrics_log_losses_and_collapse_diagnostics(full_run):
     ):
         assert all(key in r for r in records), key
     assert records[-1]["loss"] < records[0]["loss"]
+    assert all(r["content"] == 0.0 for r in records)  # no content read, no content term
     assert all(r["l0_target_entropy"] > 0.9 for r in records)  # Sinkhorn keeps targets spread
     assert "val_loss" in records[2] and "val_loss" in records[5]
     assert (full_run / "checkpoints" / "best.pt").exists()

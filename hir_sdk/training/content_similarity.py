@@ -1,0 +1,105 @@
+"""Content-similarity distillation: the embeddings keep the neighbourhoods that the
+entities' world-knowledge content gives them.
+
+Self-distillation and engagement prediction alone let the embedding drift away from what
+the content says. In the `small` world an ad's ten nearest ads share its fine-grained
+interest (leaf) 67% of the time by its own text vector, 84% by its text plus its
+structural neighbours' (the promoted product, the campaign and advertiser, whose rows are
+pooled from their ads and products), and 57% by an embedding trained without this term.
+The term asks each node's similarity distribution over the other nodes of its type in the
+batch to follow the one these content targets give:
+
+    t_v   = normalize(normalize(c_v) + normalize(sum of c_w over structural neighbours w))
+    q_ij  = softmax_j(t_i . t_j / tau_t)          j != i, same node type, both with content
+    p_ij  = softmax_j(z_i . z_j / tau_s)
+    L     = mean_i KL(q_i || p_i)
+
+`t` is fixed before training, from the knowledge rows and the structural edges of the
+training window only (`ContentTargets.build`); nodes without content of their own (users)
+take no part. It is a relational target: the embedding is free to place the clusters
+anywhere and to add what the engagement graph says, as long as content neighbours stay
+near.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch.nn import functional as F  # noqa: N812
+
+from hir_sdk.graph.temporal_graph import TemporalGraph
+from hir_sdk.knowledge.knowledge_base import CONTENT, KnowledgeBase
+
+
+@dataclass(frozen=True, eq=False)
+class ContentTargets:
+    """Unit content targets of the nodes that have content of their own: `row_of` (N,)
+    maps a global node index to its row of `vectors` (R, D), -1 for none."""
+
+    row_of: np.ndarray
+    vectors: np.ndarray
+
+    @classmethod
+    def build(cls, graph: TemporalGraph, knowledge: KnowledgeBase, as_of: int) -> ContentTargets:
+        """Targets from the knowledge rows and the structural edges with `ts < as_of`."""
+        n = graph.num_nodes
+        own = np.flatnonzero(knowledge.source == CONTENT)
+        row_of = np.full(n, -1, dtype=np.int64)
+        row_of[own] = np.arange(len(own))
+        rows = _unit(knowledge.vectors)
+        k = graph.edges_before(as_of)
+        codes = graph.role_codes("structural")
+        keep = np.isin(graph.etype[:k], codes)
+        src, dst = graph.src[:k][keep], graph.dst[:k][keep]
+        target, other = np.concatenate([src, dst]), np.concatenate([dst, src])
+        ok = (knowledge.source[target] == CONTENT) & (knowledge.row_of[other] >= 0)
+        pairs = np.unique(target[ok] * n + other[ok])  # sorted, one per neighbour
+        target, other = pairs // n, pairs % n
+        vectors = rows[knowledge.row_of[own]]
+        if len(pairs):
+            firsts, starts = np.unique(target, return_index=True)
+            around = np.add.reduceat(rows[knowledge.row_of[other]], starts, dtype=np.float64)
+            vectors[row_of[firsts]] += _unit(around).astype(np.float32)
+        return cls(row_of, _unit(vectors))
+
+    def gather(self, nodes: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+        """`(targets (n, D), usable (n,))` of global node indices; zero rows where unusable."""
+        rows = self.row_of[np.asarray(nodes, dtype=np.int64)]
+        usable = rows >= 0
+        out = np.zeros((len(rows), self.vectors.shape[1]), dtype=np.float32)
+        out[usable] = self.vectors[rows[usable]]
+        return torch.from_numpy(out), torch.from_numpy(usable)
+
+
+def _unit(rows: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
+
+
+def content_similarity_loss(
+    z: torch.Tensor,
+    targets: torch.Tensor,
+    usable: torch.Tensor,
+    node_type: torch.Tensor,
+    *,
+    target_temperature: float,
+    temperature: float,
+) -> torch.Tensor:
+    """Mean KL from the content similarity distribution to the embedding's, per usable
+    anchor with at least one usable same-type partner; zero when there is none."""
+    pair = usable[:, None] & usable[None, :] & (node_type[:, None] == node_type[None, :])
+    pair.fill_diagonal_(False)
+    rows = pair.any(dim=1)
+    if not bool(rows.any()):
+        return z.new_zeros(())
+    pair = pair[rows]
+    zn = F.normalize(z.float(), dim=-1)
+    t_logits = (targets[rows] @ targets.T / target_temperature).masked_fill(~pair, float("-inf"))
+    s_logits = (zn[rows] @ zn.T / temperature).masked_fill(~pair, float("-inf"))
+    q = torch.softmax(t_logits, dim=1)
+    log_p = torch.log_softmax(s_logits, dim=1)
+    log_q = torch.log_softmax(t_logits, dim=1)
+    kl = torch.where(pair, q * (log_q - log_p), torch.zeros_like(q))
+    return kl.sum(dim=1).mean()
