@@ -164,6 +164,34 @@ def _pool_types(
     return {target: tuple(sources) for target, sources in pool_from.items()}
 
 
+def structural_neighbour_sums(
+    graph: TemporalGraph,
+    is_target: np.ndarray,
+    row_of: np.ndarray,
+    rows: np.ndarray,
+    *,
+    as_of: int | None,
+    allowed: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """`(targets, sums)`: for each node `v` with `is_target[v]` that has one, the float64
+    sum of `rows[row_of[w]]` over its distinct structural-edge neighbours `w` (either
+    direction, `ts < as_of`; every edge when None) that have a row (`row_of[w] >= 0`) and,
+    with `allowed` (types x types), whose type `v`'s type may read. `targets` is sorted."""
+    k = graph.num_edges if as_of is None else graph.edges_before(as_of)
+    keep = np.isin(graph.etype[:k], graph.role_codes("structural"))
+    src, dst = graph.src[:k][keep], graph.dst[:k][keep]
+    target, other = np.concatenate([src, dst]), np.concatenate([dst, src])  # both directions
+    ok = is_target[target] & (row_of[other] >= 0)
+    if allowed is not None:
+        ok &= allowed[graph.node_type_of(target), graph.node_type_of(other)]
+    pairs = np.unique(target[ok] * graph.num_nodes + other[ok])  # sorted, de-duplicated
+    target, other = pairs // graph.num_nodes, pairs % graph.num_nodes
+    targets, starts = np.unique(target, return_index=True)
+    if not len(targets):
+        return targets, np.zeros((0, rows.shape[1]))
+    return targets, np.add.reduceat(rows[row_of[other]].astype(np.float64), starts, axis=0)
+
+
 def _pool(
     graph: TemporalGraph,
     row_of: np.ndarray,
@@ -173,25 +201,15 @@ def _pool(
     as_of: int | None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(targets, their pooled rows): mean neighbour rows, each part normalized."""
-    k = graph.num_edges if as_of is None else graph.edges_before(as_of)
-    structural = [
-        i for i, spec in enumerate(graph.manifest.edge_types) if spec.role == "structural"
-    ]
-    keep = np.isin(graph.etype[:k], structural)
-    src, dst = graph.src[:k][keep], graph.dst[:k][keep]
-    target, other = np.concatenate([src, dst]), np.concatenate([dst, src])  # both directions
     allowed = np.zeros((len(graph.node_types),) * 2, dtype=bool)
     for name, sources in pool_types.items():
         for source in sources:
             allowed[graph.type_code(name), graph.type_code(source)] = True
-    ok = allowed[graph.node_type_of(target), graph.node_type_of(other)]
-    ok &= (row_of[target] < 0) & (row_of[other] >= 0)
-    pairs = np.unique(target[ok] * graph.num_nodes + other[ok])  # sorted, de-duplicated
-    target, other = pairs // graph.num_nodes, pairs % graph.num_nodes
-    targets, starts = np.unique(target, return_index=True)
+    targets, sums = structural_neighbour_sums(
+        graph, row_of < 0, row_of, vectors, as_of=as_of, allowed=allowed
+    )
     if not len(targets):
         return targets, np.zeros((0, vectors.shape[1]), dtype=np.float32)
-    sums = np.add.reduceat(vectors[row_of[other]].astype(np.float64), starts, axis=0)  # (P, D)
     offset = 0
     for _, width in parts:  # the mean, normalized: the sum, normalized
         sums[:, offset : offset + width] = _normalize_rows(sums[:, offset : offset + width])

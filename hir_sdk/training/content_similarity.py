@@ -30,7 +30,11 @@ import torch
 from torch.nn import functional as F  # noqa: N812
 
 from hir_sdk.graph.temporal_graph import TemporalGraph
-from hir_sdk.knowledge.knowledge_base import CONTENT, KnowledgeBase
+from hir_sdk.knowledge.knowledge_base import (
+    CONTENT,
+    KnowledgeBase,
+    structural_neighbour_sums,
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,24 +48,16 @@ class ContentTargets:
     @classmethod
     def build(cls, graph: TemporalGraph, knowledge: KnowledgeBase, as_of: int) -> ContentTargets:
         """Targets from the knowledge rows and the structural edges with `ts < as_of`."""
-        n = graph.num_nodes
-        own = np.flatnonzero(knowledge.source == CONTENT)
-        row_of = np.full(n, -1, dtype=np.int64)
+        has_own = knowledge.source == CONTENT
+        own = np.flatnonzero(has_own)
+        row_of = np.full(graph.num_nodes, -1, dtype=np.int64)
         row_of[own] = np.arange(len(own))
         rows = _unit(knowledge.vectors)
-        k = graph.edges_before(as_of)
-        codes = graph.role_codes("structural")
-        keep = np.isin(graph.etype[:k], codes)
-        src, dst = graph.src[:k][keep], graph.dst[:k][keep]
-        target, other = np.concatenate([src, dst]), np.concatenate([dst, src])
-        ok = (knowledge.source[target] == CONTENT) & (knowledge.row_of[other] >= 0)
-        pairs = np.unique(target[ok] * n + other[ok])  # sorted, one per neighbour
-        target, other = pairs // n, pairs % n
         vectors = rows[knowledge.row_of[own]]
-        if len(pairs):
-            firsts, starts = np.unique(target, return_index=True)
-            around = np.add.reduceat(rows[knowledge.row_of[other]], starts, dtype=np.float64)
-            vectors[row_of[firsts]] += _unit(around).astype(np.float32)
+        firsts, around = structural_neighbour_sums(
+            graph, has_own, knowledge.row_of, rows, as_of=as_of
+        )
+        vectors[row_of[firsts]] += _unit(around).astype(np.float32)
         return cls(row_of, _unit(vectors))
 
     def gather(self, nodes: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:

@@ -259,11 +259,11 @@ class Trainer:
         mine = slice(self.rank, None, self.world_size)  # this rank's share of the pairs
         parts = [a[mine] for a in (s.src, s.dst, s.random_neg, s.hard_neg)]
         count = len(parts[0])
-        packed = self.builder.build_view(
-            np.concatenate(parts), np.tile(s.ts[mine], 4), self.sampler_config.student
-        )
+        nodes = np.concatenate(parts)
+        packed = self.builder.build_view(nodes, np.tile(s.ts[mine], 4), self.sampler_config.student)
         inputs = self._inputs(packed)
         z = model(inputs, self.impl).embedding
+        types = inputs.node_type[inputs.offsets[:-1]]  # of each view's node, in part order
         etype = torch.from_numpy(s.etype[mine]).to(self.device)
         dst = torch.from_numpy(parts[1]).to(self.device)
         loss, pos, neg = engagement_loss(
@@ -272,16 +272,16 @@ class Trainer:
             etype,
             count,
             dst=dst,
-            dst_type=inputs.node_type[inputs.offsets[count : 2 * count]],
+            dst_type=types[count : 2 * count],
             in_batch=c.engagement.in_batch,
         )
         cross = torch.zeros((), device=self.device)
         if c.distill.cross_weight > 0:
             with torch.no_grad():
                 zt = self.teacher(inputs, self.impl).embedding[: 2 * count]
-            types = inputs.node_type[inputs.offsets[: 2 * count]]
             q_src, q_dst = zip(
-                *(q.split(count) for q in self._targets(zt, types, step)), strict=True
+                *(q.split(count) for q in self._targets(zt, types[: 2 * count], step)),
+                strict=True,
             )
             sims_src, sims_dst = zip(
                 *(x.split(count) for x in self._similarities(model, z[: 2 * count])), strict=True
@@ -293,12 +293,12 @@ class Trainer:
             ) / 2
         content = torch.zeros((), device=self.device)
         if self.content_targets is not None:
-            targets, usable = self.content_targets.gather(np.concatenate(parts))
+            targets, usable = self.content_targets.gather(nodes)
             content = content_similarity_loss(
                 z,
                 targets.to(self.device),
                 usable.to(self.device),
-                inputs.node_type[inputs.offsets[:-1]],
+                types,
                 target_temperature=c.content.target_temperature,
                 temperature=c.content.temperature,
             )
