@@ -16,6 +16,10 @@ on one process serves sharded bit for bit, which the self-check verifies.
 
 from __future__ import annotations
 
+import gc
+import os
+import sys
+
 import torch
 import torch.distributed as dist
 from torch import nn
@@ -77,7 +81,6 @@ def _self_check() -> None:
     """Under torchrun: an online ranker, sharded table-wise, scores like the unsharded one."""
     import copy
     import json
-    import os
 
     from hir_sdk.ranking.sequence.online_ranker import OnlineRanker, OnlineRankerConfig
     from hir_sdk.ranking.sequence.random_inputs import random_candidates, random_events
@@ -118,8 +121,19 @@ def _self_check() -> None:
     if out:
         with open(f"{out}.{rank}.json", "w", encoding="utf-8") as f:
             json.dump(report, f)
+    # Tear down in a fixed order: both ranks are done before either leaves, and the sharded
+    # module (which holds the process group) is gone before the group is destroyed.
+    dist.barrier()
+    del dmp, got
+    gc.collect()
     dist.destroy_process_group()
 
 
 if __name__ == "__main__":
     _self_check()
+    # A clean exit without C++ static destructors: a gloo / fbgemm worker thread still joinable
+    # at interpreter teardown aborts the process ("terminate called without an active
+    # exception") once in a while after the check has passed and written its report.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
