@@ -33,9 +33,14 @@ process's threads:
   probe        multi-probe bags from the query's inner products with the codewords
                (timed): the P best codebook-0 codewords gather candidates
                (`gather_codebooks=1`); "all" re-scores every gathered item (sparse
-               `probe_bags` of codebook 0 alone), "ADC cut C" also scores codebooks
+               `probe_bags` of codebook 0 alone; the index's cell scan, one matmul per
+               probed cell shared by the chunk's queries), "ADC cut C" also scores codebooks
                1..M-1 with all their codewords (dense `probe_weights`; the overlap is then
                the truncated quantized inner product) and re-scores the best C
+  routed probe as "probe, all", with the cells ranked by a `CellRouter` learned from
+               `--router-sample` (10k) other queries (users not among the queries; the
+               synthetic set: another draw) instead of by the centroids; its scores are
+               timed, its fit (once, like the index build) is reported apart
   faiss        IndexIVFPQ (nlist K, 16 x 8-bit sub-quantizers, inner product), trained on
                the same 50k sample, nprobe swept; "+ refine" re-ranks 4k by exact inner
                product (IndexRefineFlat). Same thread count.
@@ -68,6 +73,7 @@ from hir_sdk.ranking.retrieval import (
     probe_weights,
     recall_at_k,
 )
+from hir_sdk.ranking.retrieval.cell_router import CellRouter
 
 K_NN = 100
 
@@ -146,18 +152,21 @@ def encode(x: np.ndarray, books: np.ndarray) -> np.ndarray:
 
 
 def hir_embeddings(
-    path: str, item_types: list[str], num_queries: int, seed: int
-) -> tuple[np.ndarray, np.ndarray, str]:
-    """(N, D) items of `item_types`, (Q, D) sampled users and a description."""
+    path: str, item_types: list[str], num_queries: int, num_train: int, seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
+    """(N, D) items of `item_types`, (Q, D) sampled users, (T, D) other users (the
+    router's sample) and a description."""
     table = pl.read_parquet(path)
     kinds = table["node_type"].cast(pl.String).to_numpy()
     vectors = table["embedding"].to_numpy().astype(np.float32)
-    users = np.flatnonzero(kinds == "user")
-    picked = np.random.default_rng(seed).permutation(users)[: min(num_queries, len(users))]
+    users = np.random.default_rng(seed).permutation(np.flatnonzero(kinds == "user"))
+    picked = users[: min(num_queries, len(users))]
+    train = users[len(picked) : len(picked) + num_train]
     items = vectors[np.isin(kinds, item_types)]
     return (
         np.ascontiguousarray(items),
         np.ascontiguousarray(vectors[np.sort(picked)]),
+        np.ascontiguousarray(vectors[np.sort(train)]),
         f"HIR embeddings `{Path(path).name}` ({', '.join(item_types)} as items, users as queries)",
     )
 
@@ -215,14 +224,17 @@ def main() -> int:
     parser.add_argument(
         "--item-types", default="ad,advertiser,campaign,product,pixel", help="with --embeddings"
     )
+    parser.add_argument(
+        "--router-sample", type=int, default=10_000, help="queries the cell router learns from"
+    )
     parser.add_argument("--record", help="append the result table to this Markdown file")
     args = parser.parse_args()
     levels, size = args.codebooks, args.codebook_size
 
     started = time.perf_counter()
     if args.embeddings:
-        items, queries, data = hir_embeddings(
-            args.embeddings, args.item_types.split(","), args.queries, args.seed
+        items, queries, train_queries, data = hir_embeddings(
+            args.embeddings, args.item_types.split(","), args.queries, args.router_sample, args.seed
         )
         args.items, args.queries, args.dim = len(items), len(queries), items.shape[1]
         command = f"--embeddings {Path(args.embeddings).name} --item-types {args.item_types} "
@@ -230,6 +242,7 @@ def main() -> int:
         centers = mixture_centers(args.dim, args.seed)
         items = draw(centers, args.items, args.noise, args.seed + 1)
         queries = draw(centers, args.queries, args.noise, args.seed + 2)
+        train_queries = draw(centers, args.router_sample, args.noise, args.seed + 3)
         data = f"noise {args.noise}"
         command = f"--items {args.items} --noise {args.noise} "
     books, codes = residual_kmeans(items, levels, size, args.seed)
@@ -241,6 +254,9 @@ def main() -> int:
         np.arange(args.items), codes, size, items, token_weighting="uniform"
     )
     build_s = (time.perf_counter() - started) / 2
+    started = time.perf_counter()
+    router = CellRouter.fit(train_queries, items, codes[:, 0], size)
+    router_s = time.perf_counter() - started
     own_bags = TokenBags.from_codes(query_codes, size)
     flat_books = books.reshape(levels * size, -1)  # (M*K, D)
 
@@ -253,6 +269,14 @@ def main() -> int:
             else:  # codebook 0 only: its few probed tokens, as sparse bags
                 bags = probe_bags((q @ books[0].T)[:, None, :], first)
             return uniform.search(bags, K_NN, query_embeddings=q, gather_codebooks=1, **search)
+
+        return run
+
+    def routed(p: int) -> Callable[[slice], SearchResult]:
+        def run(part: slice) -> SearchResult:
+            q = queries[part]
+            bags = probe_bags(router.scores(q)[:, None, :], p)
+            return uniform.search(bags, K_NN, query_embeddings=q, gather_codebooks=1)
 
         return run
 
@@ -277,6 +301,14 @@ def main() -> int:
         methods.append(Method(f"own BoM (M tokens, idf), cut {budget}", own(budget), budget))
     for p in (4, 6, 8, 10, 12):
         methods.append(Method(f"probe {p}, all", probe(p, 0), probed_items(p)))
+    router_scores = router.scores(queries)
+
+    def routed_items(p: int) -> float:
+        best = np.argpartition(-router_scores, p - 1, axis=1)[:, :p]
+        return float(cell_sizes[best].sum(axis=1).mean())
+
+    for p in (6, 8, 10, 12):
+        methods.append(Method(f"routed probe {p}, all", routed(p), routed_items(p)))
     for p, budget in ((8, 500), (12, 800), (12, 1000), (16, 1000)):
         methods.append(
             Method(
@@ -318,7 +350,8 @@ def main() -> int:
         f"{torch.get_num_threads()} threads, {os.cpu_count()} CPUs, {platform.machine()}; "
         f"{faiss_note})",
         "",
-        f"quantizer fit + encode {quantize_s:.0f} s; index build {build_s:.2f} s",
+        f"quantizer fit + encode {quantize_s:.0f} s; index build {build_s:.2f} s; "
+        f"cell router fit on {len(train_queries):,} other queries {router_s:.0f} s",
         "",
         "| method | re-scored / query | recall@100 | queries/s | x exact |",
         "|---|---:|---:|---:|---:|",

@@ -10,11 +10,12 @@ product. `exact_knn` is the exact reference and `recall_at_k` compares the two.
 - `TokenBags`: batches of weighted token bags (jagged); `TokenBags.from_codes`.
 - `aggregate_tokens`: a segment's members -> one weighted bag.
 - `probe_weights`, `probe_bags`: multi-probe bags (dense, sparse) from per-codeword
-  query scores.
+  query scores; `CellRouter`: codebook-0 cell scores learned from sample queries.
 - `exact_knn`, `recall_at_k`, `per_query_recall`, `SearchResult`.
 """
 
 from hir_sdk.ranking.retrieval.aggregate import aggregate_tokens
+from hir_sdk.ranking.retrieval.cell_router import CellRouter
 from hir_sdk.ranking.retrieval.exact import exact_knn
 from hir_sdk.ranking.retrieval.inverted_index import InvertedIndex, TokenWeighting
 from hir_sdk.ranking.retrieval.multi_probe import probe_bags, probe_weights
@@ -23,6 +24,7 @@ from hir_sdk.ranking.retrieval.search_result import SearchResult
 from hir_sdk.ranking.retrieval.token_bags import TokenBags
 
 __all__ = [
+    "CellRouter",
     "InvertedIndex",
     "SearchResult",
     "TokenBags",

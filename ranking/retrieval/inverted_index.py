@@ -26,6 +26,8 @@ Notable:
   item) pair, so they do not depend on batching, threads or the other queries.
 - Batched, vectorised search (`PostingScan`); ties are broken by row everywhere. The scan
   keeps its own copy of the embeddings sorted by codebook-0 token (N * D * 4 bytes more).
+  With G = 1 and every candidate re-scored, a bag's candidates are whole codebook-0 cells
+  and the cell scan (`cell_scan`) scores each probed cell against all its bags in place.
 - Saved as one .npz (written atomically); postings are rebuilt from the codes on load.
 """
 
@@ -34,15 +36,18 @@ from __future__ import annotations
 import io
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 import torch
+from threadpoolctl import threadpool_limits
 
 from hir_sdk.errors import InputError
 from hir_sdk.io import atomic_write_bytes
+from hir_sdk.ranking.retrieval.cell_scan import EXACT_ROWS, rescore_cells
 from hir_sdk.ranking.retrieval.input_checks import (
     ArrayLike,
     as_codes,
@@ -61,6 +66,7 @@ TOKEN_WEIGHTINGS = ("idf", "uniform")
 FORMAT = "hir-sdk/bom-inverted-index"
 FORMAT_VERSION = 1
 MAX_ITEMS = 2**31 - 1
+CELL_BATCH = 4096  # bags per cell scan: they share each cell's matmul
 
 
 def token_weights_for(df: np.ndarray, num_items: int, weighting: str) -> np.ndarray:
@@ -193,8 +199,11 @@ class InvertedIndex:
                 codebooks 0..G-1 (only those posting lists are read); tokens of later
                 codebooks still add to the overlap of those items. Default M (all).
             batch_size: bags processed together; bags are grouped by posting volume
-                first. Small batches keep the gathered (b, C, D) embeddings in cache.
-                Results depend neither on it nor on `num_threads`.
+                first. Small batches keep the gathered (b, C, D) embeddings in cache. The
+                cell scan (`gather_codebooks=1` with every candidate re-scored, see
+                `cell_scan`) ignores it: it copies no embeddings and batches up to
+                `CELL_BATCH` bags so that they share each cell's matmul. Results depend
+                neither on it nor on `num_threads`.
             num_threads: batches searched in parallel (default `torch.get_num_threads()`).
 
         Returns:
@@ -219,11 +228,12 @@ class InvertedIndex:
         out = np.full((num_bags, k), PAD_KEY, dtype=np.int64)
         # batches of bags with similar posting volume: less padding in the (b, U) layouts
         by_load = np.argsort(load, kind="stable")
+        scan = self._scan
+        cells = queries is not None and num_candidates is None and gather == 1
 
         def run(start: int) -> None:
             which = by_load[start : start + batch_size]  # (b,) bag indices
             table = tables(which)  # (b, M*K) float32, w_t * g(t)
-            scan = self._scan
             if queries is None:
                 keys = ordered_topk(scan.overlap_top(table, k, gather), k)
             elif num_candidates is None:  # every candidate is re-scored: no overlap needed
@@ -233,13 +243,21 @@ class InvertedIndex:
                 keys = scan.rescore(scan.positions(cand), queries[which], k)
             out[which, : keys.shape[1]] = keys
 
-        starts = range(0, num_bags, batch_size)
-        if threads == 1 or len(starts) == 1:
-            for start in starts:
-                run(start)
-        else:
-            with ThreadPoolExecutor(threads) as pool:
-                list(pool.map(run, starts))
+        parallel = threads > 1 and num_bags > (EXACT_ROWS if cells else batch_size)
+        pool = ThreadPoolExecutor(threads) if parallel else None
+        # one BLAS thread per search thread: OpenBLAS's own spinning threads would compete
+        # with ours for the cores (the cell scan ran no faster on 2 threads)
+        with threadpool_limits(1, "blas") if pool else nullcontext(), pool or nullcontext():
+            mapper = pool.map if pool else map
+            if cells:  # one cell scan per CELL_BATCH bags, its exact passes on the threads
+                assert queries is not None
+                for start in range(0, num_bags, CELL_BATCH):
+                    which = by_load[start : start + CELL_BATCH]
+                    table = tables(which)[:, : self.codebook_size]
+                    bag, cell = np.nonzero(table != 0)  # by bag, then cell
+                    out[which] = rescore_cells(scan, bag, cell, queries[which], k, mapper)
+            else:
+                list(mapper(run, range(0, num_bags, batch_size)))
         scores, rows = decode_keys(out)
         return SearchResult.from_rows(rows, scores, self.item_ids)
 

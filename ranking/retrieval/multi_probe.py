@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import torch
 
 from hir_sdk.errors import InputError
 from hir_sdk.ranking.retrieval.input_checks import ArrayLike, to_numpy
@@ -68,9 +69,12 @@ def probe_bags(codeword_scores: ArrayLike, probes: int | Sequence[int]) -> Token
         [np.zeros(0, np.float32)],
     )
     for m in np.flatnonzero(per_level):
-        cut = size - 1 - int(per_level[m])
-        top = np.argpartition(scores[:, m], cut, axis=1)[:, cut:]  # (B, P+1) the highest
-        values = np.take_along_axis(scores[:, m], top, axis=1)
+        # (B, P+1) the highest scores (torch's top-k is several times faster than an
+        # argpartition; which of several codewords tied at the threshold it returns does
+        # not matter, their weight is 0)
+        column = torch.from_numpy(scores[:, m])
+        found = torch.topk(column, int(per_level[m]) + 1, dim=1, sorted=False)
+        values, top = found.values.numpy(), found.indices.numpy()
         weight = values - values.min(axis=1, keepdims=True)  # the same float32 subtraction
         bag, slot = np.nonzero(weight > 0)
         bags.append(bag)

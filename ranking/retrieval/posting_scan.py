@@ -195,7 +195,7 @@ class PostingScan:
         gathered = np.take(self.vectors, pos.reshape(-1), axis=0)  # (B*C, D); -1 reads junk
         gathered = gathered.reshape(*pos.shape, self.vectors.shape[1])  # (B, C, D)
         fast = np.matmul(gathered, queries[:, :, None])[:, :, 0]  # (B, C)
-        return best_rescored(fast, gathered, pos, self.order, queries, self.max_norm, k)
+        return best_rescored(fast, pos, self.vectors, self.order, queries, self.max_norm, k)
 
 
 def largest_norm(embeddings: np.ndarray) -> float:

@@ -47,8 +47,8 @@ def rounding_margin(queries: np.ndarray, max_norm: float) -> np.ndarray:
 
 def best_rescored(
     fast: np.ndarray,
-    vectors: np.ndarray,
     pos: np.ndarray,
+    vectors: np.ndarray,
     order: np.ndarray,
     queries: np.ndarray,
     max_norm: float,
@@ -58,16 +58,26 @@ def best_rescored(
 
     Args:
         fast: (B, C) float32 fast scores of the candidates (any matmul).
-        vectors: (B, C, D) float32 the candidates' embeddings.
-        pos: (B, C) int64 the candidates' positions, -1 = no candidate (its `fast` and
-            `vectors` are ignored).
+        pos: (B, C) int64 the candidates' positions, -1 = no candidate (its `fast` score is
+            ignored).
+        vectors: (N, D) float32 embeddings by position.
         order: (N,) int64 the item row of each position (results and ties use rows).
         queries: (B, D) float32.
         max_norm: an upper bound of the candidates' L2 norms.
         k: results per bag.
     """
+    flat = near_best(fast, pos >= 0, queries, max_norm, k)
+    positions = np.take(pos.reshape(-1), flat)
+    return exact_top(flat, fast.shape[1], positions, vectors, order, queries, k)
+
+
+def near_best(
+    fast: np.ndarray, real: np.ndarray, queries: np.ndarray, max_norm: float, k: int
+) -> np.ndarray:
+    """Flat indices into (B, C) `fast`, bag by bag, of the real candidates whose fast score
+    is within the rounding margin of their bag's k-th best (all of a bag's real candidates
+    when it has at most k); `real` (B, C) bool marks the slots that hold a candidate."""
     num, width = fast.shape
-    real = pos >= 0
     if width > k:
         fast = np.where(real, fast, np.float32(-np.inf))
         kth = np.partition(fast, width - k, axis=1)[:, width - k, None]  # (B, 1)
@@ -76,16 +86,27 @@ def best_rescored(
             keep &= real
     else:
         keep = real
-    flat = np.flatnonzero(keep)  # by bag, then column
+    return np.flatnonzero(keep)
+
+
+def exact_top(
+    flat: np.ndarray,
+    width: int,
+    positions: np.ndarray,
+    vectors: np.ndarray,
+    order: np.ndarray,
+    queries: np.ndarray,
+    k: int,
+) -> np.ndarray:
+    """(B, <= k) keys of the best k by exact ip among the candidates at (L,) flat indices
+    `flat` (sorted) of a (B, `width`) layout, held at (L,) `positions` of (N, D) `vectors`."""
+    num = len(queries)
     bag = flat // width
     counts = np.bincount(bag, minlength=num)
     kept = int(counts.max()) if counts.size else 0
     first = np.cumsum(counts) - counts
     slot = bag * kept + np.arange(bag.size) - np.repeat(first, counts)
-    ip = exact_ip(
-        np.take(vectors.reshape(num * width, vectors.shape[-1]), flat, axis=0),
-        np.take(queries, bag, axis=0),
-    )
+    ip = exact_ip(np.take(vectors, positions, axis=0), np.take(queries, bag, axis=0))
     keys = np.full(num * kept, PAD_KEY, dtype=np.int64)
-    keys[slot] = encode_keys(ip, np.take(order, np.take(pos.reshape(-1), flat)))
+    keys[slot] = encode_keys(ip, np.take(order, positions))
     return ordered_topk(keys.reshape(num, kept), k)

@@ -60,20 +60,22 @@ def brute_force(vectors, rows, queries, k):
 def test_best_rescored_equals_scoring_every_candidate_exactly(seed: int) -> None:
     rng = np.random.default_rng(seed)
     num, width, dim, k = 6, 120, 16, 10
-    vectors, queries = normal(rng, num, width, dim), normal(rng, num, dim)
-    vectors[:, 60:70] = vectors[:, 50:60]  # duplicated items: exact ties, broken by row
-    rows = np.stack([rng.permutation(1000)[:width] for _ in range(num)]) * 3 + 1
-    rows[rng.random((num, width)) < 0.2] = -1  # missing candidates
-    rows[0, 5:] = -1  # a bag with fewer candidates than k
+    table, queries = normal(rng, 1000, dim), normal(rng, num, dim)  # embeddings by position
+    table[10:20] = table[0:10]  # duplicated items: exact ties, broken by row
+    pos = np.stack([20 + rng.permutation(980)[:width] for _ in range(num)])
+    pos[:, 50:70] = np.arange(20)  # every bag holds both copies
+    pos[rng.random((num, width)) < 0.2] = -1  # missing candidates
+    pos[0, 5:] = -1  # a bag with fewer candidates than k
+    order = np.arange(1000) * 3 + 1  # position -> row
+    rows = np.where(pos >= 0, order[pos], -1)
+    vectors = table[pos]  # (num, width, dim); rows of missing candidates are junk
     exact = np.stack(
         [exact_ip(vectors[b], np.broadcast_to(queries[b], (width, dim))) for b in range(num)]
     )
-    max_norm = float(np.linalg.norm(vectors.astype(np.float64), axis=2).max())
+    max_norm = float(np.linalg.norm(table.astype(np.float64), axis=1).max())
     worst = rounding_margin(queries, max_norm) / 4  # fast scores off by up to 2E, adversarially
     fast = (exact + rng.choice([-1.0, 1.0], size=exact.shape) * worst).astype(np.float32)
-    order = np.arange(1000) * 3 + 1  # position -> row
-    pos = np.where(rows >= 0, (rows - 1) // 3, -1)
-    scores, found = decode_keys(best_rescored(fast, vectors, pos, order, queries, max_norm, k))
+    scores, found = decode_keys(best_rescored(fast, pos, table, order, queries, max_norm, k))
     expected = brute_force(vectors, rows, queries, k)
     for b in range(num):
         got = [(int(r), float(s)) for r, s in zip(found[b], scores[b], strict=True) if r >= 0]
