@@ -69,3 +69,17 @@ def test_router_rejects_bad_input(change, message) -> None:
     args = {"queries": train, "embeddings": items, "cells": cell, "num_cells": CELLS} | change
     with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
         CellRouter.fit(**args, steps=1)
+
+
+def test_router_saves_and_loads(tmp_path) -> None:
+    items, cell, train, _ = world(1, 200)
+    router = CellRouter.fit(train, items, cell, CELLS, k=10, steps=5)
+    router.save(tmp_path / "router.npz")
+    again = CellRouter.load(tmp_path / "router.npz")
+    assert np.array_equal(again.scores(train), router.scores(train))
+    (tmp_path / "junk.npz").write_bytes(b"not a zip")
+    with pytest.raises(InputError, match="cannot read a saved cell router"):
+        CellRouter.load(tmp_path / "junk.npz")
+    np.savez(tmp_path / "other.npz", weights=router.weights)
+    with pytest.raises(InputError, match="not a saved hir-sdk/cell-router file"):
+        CellRouter.load(tmp_path / "other.npz")
