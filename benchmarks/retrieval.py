@@ -65,6 +65,7 @@ import torch
 from publish import publish
 
 from hir_sdk.ranking.retrieval import (
+    CellRouter,
     InvertedIndex,
     SearchResult,
     TokenBags,
@@ -73,7 +74,6 @@ from hir_sdk.ranking.retrieval import (
     probe_weights,
     recall_at_k,
 )
-from hir_sdk.ranking.retrieval.cell_router import CellRouter
 
 K_NN = 100
 
