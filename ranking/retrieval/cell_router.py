@@ -22,7 +22,6 @@ Deterministic for a given input and thread count (seeded, CPU).
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,9 +30,9 @@ import torch
 from torch.nn import functional as F  # noqa: N812
 
 from hir_sdk.errors import InputError
-from hir_sdk.io import atomic_write_bytes
 from hir_sdk.ranking.retrieval.exact import exact_knn
 from hir_sdk.ranking.retrieval.input_checks import ArrayLike, as_embeddings, check_positive
+from hir_sdk.ranking.retrieval.saved_arrays import read_arrays, write_arrays
 
 FORMAT = "hir-sdk/cell-router"
 FORMAT_VERSION = 1
@@ -119,34 +118,15 @@ class CellRouter:
 
     def save(self, path: str | Path) -> None:
         """Write the router to `path` (.npz) atomically: temp file, then rename."""
-        buffer = io.BytesIO()
-        np.savez(
-            buffer,
-            format=np.array(FORMAT),
-            format_version=np.array(FORMAT_VERSION),
-            weights=self.weights,
-            bias=self.bias,
-            scale=np.array(self.scale),
-        )
-        atomic_write_bytes(path, buffer.getvalue())
+        arrays = {"weights": self.weights, "bias": self.bias, "scale": np.array(self.scale)}
+        write_arrays(path, FORMAT, FORMAT_VERSION, arrays)
 
     @classmethod
     def load(cls, path: str | Path) -> CellRouter:
         """Read a router written by `save` (no pickle); raises `InputError` naming the file."""
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                arrays = {name: data[name] for name in data.files}
-        except (OSError, ValueError) as err:
-            raise InputError(f"cannot read a saved cell router: {err}", file=path) from err
-        needed = {"format", "format_version", "weights", "bias", "scale"}
-        if needed - arrays.keys() or str(arrays["format"]) != FORMAT:
-            raise InputError(f"not a saved {FORMAT} file", file=path)
-        if int(arrays["format_version"]) != FORMAT_VERSION:
-            raise InputError(
-                f"saved cell router format version {int(arrays['format_version'])}, "
-                f"this version reads {FORMAT_VERSION}",
-                file=path,
-            )
+        arrays = read_arrays(
+            path, FORMAT, FORMAT_VERSION, ("weights", "bias", "scale"), "cell router"
+        )
         weights, bias = arrays["weights"], arrays["bias"]
         if weights.ndim != 2 or bias.shape != (weights.shape[0],):
             raise InputError(f"weights {weights.shape} and bias {bias.shape} disagree", file=path)

@@ -33,7 +33,6 @@ Notable:
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
@@ -46,7 +45,6 @@ import torch
 from threadpoolctl import threadpool_limits
 
 from hir_sdk.errors import InputError
-from hir_sdk.io import atomic_write_bytes
 from hir_sdk.ranking.retrieval.cell_scan import EXACT_ROWS, rescore_cells
 from hir_sdk.ranking.retrieval.input_checks import (
     ArrayLike,
@@ -58,6 +56,7 @@ from hir_sdk.ranking.retrieval.input_checks import (
 )
 from hir_sdk.ranking.retrieval.ordered_topk import PAD_KEY, decode_keys, ordered_topk
 from hir_sdk.ranking.retrieval.posting_scan import PostingScan
+from hir_sdk.ranking.retrieval.saved_arrays import read_arrays, write_arrays
 from hir_sdk.ranking.retrieval.search_result import SearchResult
 from hir_sdk.ranking.retrieval.token_bags import TokenBags
 
@@ -308,8 +307,6 @@ class InvertedIndex:
     def save(self, path: str | Path) -> None:
         """Write the index to `path` (.npz) atomically: temp file, then rename."""
         arrays = {
-            "format": np.array(FORMAT),
-            "format_version": np.array(FORMAT_VERSION),
             "item_ids": self.item_ids,
             "codes": self.codes,
             "codebook_size": np.array(self.codebook_size),
@@ -317,29 +314,14 @@ class InvertedIndex:
         }
         if self.embeddings is not None:
             arrays["embeddings"] = self.embeddings
-        buffer = io.BytesIO()
-        np.savez(buffer, **arrays)
-        atomic_write_bytes(path, buffer.getvalue())
+        write_arrays(path, FORMAT, FORMAT_VERSION, arrays)
 
     @classmethod
     def load(cls, path: str | Path) -> InvertedIndex:
         """Read an index written by `save` (no pickle); raises `InputError` naming the file."""
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                arrays = {name: data[name] for name in data.files}
-        except (OSError, ValueError) as err:
-            raise InputError(f"cannot read a saved index: {err}", file=path) from err
-        needed = {"format", "format_version", "item_ids", "codes", "codebook_size"}
-        missing = sorted(needed - arrays.keys())
-        if missing or str(arrays["format"]) != FORMAT:
-            what = f"missing {missing}" if missing else f"format tag {str(arrays['format'])!r}"
-            raise InputError(f"not a saved {FORMAT} index ({what})", file=path)
-        if int(arrays["format_version"]) != FORMAT_VERSION:
-            raise InputError(
-                f"saved index format version {int(arrays['format_version'])}, "
-                f"this version reads {FORMAT_VERSION}",
-                file=path,
-            )
+        arrays = read_arrays(
+            path, FORMAT, FORMAT_VERSION, ("item_ids", "codes", "codebook_size"), "index"
+        )
         try:
             return cls.build(
                 arrays["item_ids"],
