@@ -13,15 +13,23 @@ cluster in the latest full snapshot with `as_of <= t`. Arrival snapshots do not 
 the history: events on ads created since that full snapshot are not counted (one index
 per full snapshot, not per arrival).
 
-Columns, per level `l`:
+Interests drift: what a user was shown last week says more about today than what they
+were shown last month. Each count also comes time-decayed, every event weighted
+`2^(-age / half-life)` (`EventIndex.decayed_count_before`), for each of `half_lives`.
 
-    hir_hist_exposure_l{l}   the user's exposures to ads of the candidate's cluster
-    hir_hist_click_l{l}      their clicks on them
-    hir_hist_ctr_l{l}        (clicks + 1) / (exposures + 2)
+Columns, per level `l` (and half-life `h` days):
+
+    hir_hist_exposure_l{l}       the user's exposures to ads of the candidate's cluster
+    hir_hist_click_l{l}          their clicks on them
+    hir_hist_ctr_l{l}            (clicks + 1) / (exposures + 2)
+    hir_hist_exposure_l{l}_h{h}d   the exposures, time-decayed
+    hir_hist_click_l{l}_h{h}d      the clicks, time-decayed
 NaN where the candidate is not in the snapshot.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 import polars as pl
@@ -31,11 +39,18 @@ from hir_sdk.graph.event_index import EventIndex
 from hir_sdk.ranking.hir_lookup import HirLookup
 
 ROLES = ("exposure", "click")
+HALF_LIVES = (3.0, 14.0)  # days
+DAY = 86_400
 
 
 class InterestHistory:
-    def __init__(self, graph: TemporalGraph, lookup: HirLookup) -> None:
+    def __init__(
+        self, graph: TemporalGraph, lookup: HirLookup, *, half_lives: Sequence[float] = HALF_LIVES
+    ) -> None:
+        if not all(h > 0 for h in half_lives):
+            raise ValueError(f"InterestHistory: half-lives must be > 0 days, got {half_lives}")
         self.lookup = lookup
+        self.half_lives = tuple(float(h) for h in half_lives)
         self.sizes = lookup.prototype_sizes
         self._index: dict[tuple[int, str, int], EventIndex] = {}
         edges = {}
@@ -67,12 +82,20 @@ class InterestHistory:
         columns: dict[str, np.ndarray] = {}
         for level, size in enumerate(self.sizes):
             counts = {role: np.full(len(ad), np.nan) for role in ROLES}
+            decayed = {
+                (role, h): np.full(len(ad), np.nan) for role in ROLES for h in self.half_lives
+            }
             for k in self.lookup.full_indices:
                 mine = np.flatnonzero((base == k) & rows.found)
                 key = user[mine] * size + rows.clusters[mine, level]
                 for role in ROLES:
-                    counts[role][mine] = self._index[k, role, level].count_before(key, t[mine])
+                    index = self._index[k, role, level]
+                    counts[role][mine] = index.count_before(key, t[mine])
+                    for h in self.half_lives:
+                        decayed[role, h][mine] = index.decayed_count_before(key, t[mine], h * DAY)
             columns[f"hir_hist_exposure_l{level}"] = counts["exposure"]
             columns[f"hir_hist_click_l{level}"] = counts["click"]
             columns[f"hir_hist_ctr_l{level}"] = (counts["click"] + 1) / (counts["exposure"] + 2)
+            for (role, h), values in decayed.items():
+                columns[f"hir_hist_{role}_l{level}_h{h:g}d"] = values
         return pl.DataFrame(columns)

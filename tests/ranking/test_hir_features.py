@@ -64,10 +64,11 @@ def test_needs_snapshots():
 
 def test_interest_history_counts_by_loop(snapshot, later, tiny_graph):
     """Each count: the user's exposures / clicks with ts < t onto ads that sit, in the
-    example's snapshot, in the candidate's cluster."""
+    example's snapshot, in the candidate's cluster; and the same events weighted
+    2^(-age / half-life) for each half-life."""
     g = tiny_graph
     lookup = HirLookup(g, [later, snapshot])
-    history = InterestHistory(g, lookup)
+    history = InterestHistory(g, lookup, half_lives=(0.5, 4.0))
     rng = np.random.default_rng(1)
     exposures = np.flatnonzero(g.etype == g.edge_type_code("impression"))
     pick = rng.choice(exposures, 60, replace=False)  # real (user, ad) pairs with history
@@ -90,11 +91,16 @@ def test_interest_history_counts_by_loop(snapshot, later, tiny_graph):
             mine = chosen.clusters(level)[rows[int(ads[i])]]
             for role, code in roles.items():
                 edges = np.flatnonzero((g.src == users[i]) & (g.etype == code) & (g.ts < ts[i]))
-                want = sum(
-                    int(g.dst[e]) in rows and chosen.clusters(level)[rows[int(g.dst[e])]] == mine
+                same = [
+                    e
                     for e in edges
-                )
+                    if int(g.dst[e]) in rows and chosen.clusters(level)[rows[int(g.dst[e])]] == mine
+                ]
+                want = len(same)
                 assert row[f"hir_hist_{role}_l{level}"] == want
+                for h in (0.5, 4.0):
+                    decayed = sum(2.0 ** (-(ts[i] - g.ts[e]) / (h * 86_400)) for e in same)
+                    assert row[f"hir_hist_{role}_l{level}_h{h:g}d"] == pytest.approx(decayed)
                 nonzero += want > 0
             e, c = row[f"hir_hist_exposure_l{level}"], row[f"hir_hist_click_l{level}"]
             assert row[f"hir_hist_ctr_l{level}"] == pytest.approx((c + 1) / (e + 2))
@@ -148,3 +154,10 @@ def test_recent_interest_by_loop(snapshot, later, tiny_graph, monkeypatch):
 def test_recent_interest_needs_a_history_length(snapshot, tiny_graph):
     with pytest.raises(ValueError, match="last must be >= 1"):
         RecentInterest(tiny_graph, HirLookup(tiny_graph, [snapshot]), last=0)
+
+
+def test_interest_history_refuses_bad_half_lives(snapshot, tiny_graph):
+    lookup = HirLookup(tiny_graph, [snapshot])
+    for bad in ((0.0,), (3.0, -1.0), (float("nan"),)):
+        with pytest.raises(ValueError, match="half-lives"):
+            InterestHistory(tiny_graph, lookup, half_lives=bad)
