@@ -37,10 +37,10 @@ import polars as pl
 from hir_sdk.graph import TemporalGraph
 from hir_sdk.graph.event_index import EventIndex
 from hir_sdk.ranking.hir_lookup import HirLookup
+from hir_sdk.schema.manifest import SECONDS_PER_DAY
 
 ROLES = ("exposure", "click")
 HALF_LIVES = (3.0, 14.0)  # days
-DAY = 86_400
 
 
 class InterestHistory:
@@ -92,7 +92,9 @@ class InterestHistory:
                     index = self._index[k, role, level]
                     counts[role][mine] = index.count_before(key, t[mine])
                     for h in self.half_lives:
-                        decayed[role, h][mine] = index.decayed_count_before(key, t[mine], h * DAY)
+                        decayed[role, h][mine] = index.decayed_count_before(
+                            key, t[mine], h * SECONDS_PER_DAY
+                        )
             columns[f"hir_hist_exposure_l{level}"] = counts["exposure"]
             columns[f"hir_hist_click_l{level}"] = counts["click"]
             columns[f"hir_hist_ctr_l{level}"] = (counts["click"] + 1) / (counts["exposure"] + 2)
