@@ -28,6 +28,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from hir_sdk.errors import InputError
+from hir_sdk.schema.manifest import EDGE_ROLES
 
 
 @dataclass(frozen=True)
@@ -114,12 +115,22 @@ class ContentConfig:
     `use_content`."""
 
     weight: float = 3.0
-    target_temperature: float = 0.05
+    target_temperature: float = 0.005
     temperature: float = 0.1
+    # weight of the co-engaged content in the targets (`training.co_engagement`); 0: none
+    co_engagement: float = 4.0
+    co_engagement_roles: tuple[str, ...] = ("exposure", "click")
 
     def __post_init__(self) -> None:
         if self.weight < 0 or min(self.target_temperature, self.temperature) <= 0:
             raise ValueError("ContentConfig: need weight >= 0 and temperatures > 0")
+        if self.co_engagement < 0:
+            raise ValueError("ContentConfig: co_engagement must be >= 0")
+        unknown = sorted(set(self.co_engagement_roles) - set(EDGE_ROLES))
+        if unknown:
+            raise ValueError(
+                f"ContentConfig: co_engagement_roles {unknown} are not funnel roles {EDGE_ROLES}"
+            )
 
 
 @dataclass(frozen=True)

@@ -109,7 +109,13 @@ class Trainer:
         self.builder = BatchBuilder(graph, self.sampler_config, featurizer=self.featurizer)
         knowledge = self.featurizer.knowledge
         self.content_targets = (
-            ContentTargets.build(graph, knowledge, graph.manifest.time.validation_start)
+            ContentTargets.build(
+                graph,
+                knowledge,
+                graph.manifest.time.validation_start,
+                co_engagement=c.content.co_engagement,
+                co_engagement_roles=c.content.co_engagement_roles,
+            )
             if knowledge is not None and c.content.weight > 0
             else None
         )
