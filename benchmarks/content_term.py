@@ -1,5 +1,5 @@
-"""Leaf resolution of the ad embeddings with and without the content-similarity term and
-hard negatives, side by side on one synthetic world.
+"""Leaf resolution of the ad embeddings with and without the content-similarity term, its
+co-engaged content and its target temperature, side by side on one synthetic world.
 
     cd /work/main && .venv/bin/python benchmarks/content_term.py --scale small \\
         --record benchmarks/results/content_term.md
@@ -9,7 +9,9 @@ features, batch 64, `--steps` 300, training window ended at its midpoint), train
 per variant with everything else equal; every ad that exists at the end of the training
 window embedded as of then. Reported: the share of each ad's 10 nearest ads (cosine) that
 share its planted leaf and its mid-level interest, for the embeddings and for the
-content vectors the term distils from (own text; own text + structural neighbours).
+content vectors the term distils from (own text; own text + structural neighbours; those
+mixed with the co-engaged content), and the NMI of the embeddings' level-1 clusters
+against the planted leaves.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 from publish import publish
+from sklearn.metrics import normalized_mutual_info_score
 
 from hir_sdk.graph import build_graph_from_dir
 from hir_sdk.synth import SCALES, TRUTH_DIR, generate_world, write_world
@@ -31,10 +34,12 @@ from hir_sdk.training.config import ContentConfig, EngagementConfig
 from hir_sdk.training.content_similarity import ContentTargets
 from hir_sdk.training.embedder import Embedder
 
+# name: (content weight, hard negatives, co-engagement weight, target temperature)
 VARIANTS = {
-    "no content term, hard negatives (before)": (0.0, True),
-    "content term, hard negatives": (3.0, True),
-    "content term, random negatives (default)": (3.0, False),
+    "no content term, hard negatives (first release)": (0.0, True, 0.0, 0.05),
+    "content term, target temperature 0.05 (before)": (3.0, False, 0.0, 0.05),
+    "content term, target temperature 0.005": (3.0, False, 0.0, 0.005),
+    "content term with co-engagement 4, temperature 0.005 (default)": (3.0, False, 4.0, 0.005),
 }
 
 
@@ -66,7 +71,7 @@ def main() -> None:
         mid = dict(zip(ads_all.tolist(), truth["mid"].to_list(), strict=True))
         rows = []
         embedder = None
-        for name, (weight, hard) in VARIANTS.items():
+        for name, (weight, hard, co, sharpness) in VARIANTS.items():
             config = TrainConfig(
                 steps=args.steps,
                 batch_size=64,
@@ -76,7 +81,9 @@ def main() -> None:
                 use_content=True,
                 train_until=str(until),
                 engagement=EngagementConfig(hard_negatives=hard),
-                content=ContentConfig(weight=weight),
+                content=ContentConfig(
+                    weight=weight, co_engagement=co, target_temperature=sharpness
+                ),
             )
             started = time.perf_counter()
             trainer = Trainer(data, work / name, config)
@@ -84,27 +91,35 @@ def main() -> None:
             seconds = time.perf_counter() - started
             embedder = Embedder(work / name, data, until)
             ads = embedder.entities(["ad"])
-            z, _ = embedder.embed(ads)
+            z, logits = embedder.embed(ads)
             lf = np.array([leaf[a] for a in ads.tolist()])
             md = np.array([mid[a] for a in ads.tolist()])
-            rows.append((name, neighbour_purity(z, lf), neighbour_purity(z, md), seconds))
+            nmi = normalized_mutual_info_score(lf, logits[1].argmax(axis=1))
+            rows.append((name, neighbour_purity(z, lf), neighbour_purity(z, md), nmi, seconds))
         # the same ads in every variant (one world, one time): compare the content with them
         knowledge = embedder.builder.featurizer.knowledge
         text = knowledge.vectors[knowledge.row_of[ads]]
         targets = ContentTargets.build(embedder.graph, knowledge, until).gather(ads)[0].numpy()
+        mixed = ContentTargets.build(embedder.graph, knowledge, until, co_engagement=4.0)
+        mixed = mixed.gather(ads)[0].numpy()
     lines = [
         f"### Ad neighbourhoods with and without the content term, `{args.scale}`, "
         f"{args.steps} steps ({len(ads):,} ads at the end of the training window)",
         "",
-        "| what the ads are compared by | leaf purity@10 | mid purity@10 | training s |",
-        "|---|---:|---:|---:|",
+        "| what the ads are compared by | leaf purity@10 | mid purity@10 | level-1 NMI vs "
+        "leaves | training s |",
+        "|---|---:|---:|---:|---:|",
     ]
-    lines += [f"| encoder: {n} | {p:.3f} | {m:.3f} | {s:.0f} |" for n, p, m, s in rows]
     lines += [
-        f"| content: own text vector | {neighbour_purity(text, lf):.3f} | "
-        f"{neighbour_purity(text, md):.3f} | |",
-        f"| content: own + structural neighbours (the term's targets) | "
-        f"{neighbour_purity(targets, lf):.3f} | {neighbour_purity(targets, md):.3f} | |",
+        f"| encoder: {n} | {p:.3f} | {m:.3f} | {nmi:.3f} | {s:.0f} |" for n, p, m, nmi, s in rows
+    ]
+    lines += [
+        f"| content: {name} | {neighbour_purity(v, lf):.3f} | {neighbour_purity(v, md):.3f} | | |"
+        for name, v in (
+            ("own text vector", text),
+            ("own + structural neighbours (the targets before)", targets),
+            ("those + co-engaged content, weight 4 (the default targets)", mixed),
+        )
     ]
     publish(lines, args.record)
 
