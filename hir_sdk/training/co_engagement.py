@@ -9,17 +9,20 @@ distinct (user `u`, node) pairs of the given funnel roles before `as_of`:
 where `deg_u` is the number of distinct content nodes `u` reached and `t_w` the content
 target of `w`. Users reach several interests; only `v`'s own is common to all of its
 users, so the sum concentrates on it (in the `small` world the ten nearest ads by the
-mixed target share the planted leaf 94% of the time, against 84% by content alone).
-Computed as two grouped sums, by user then by node, over `_COLUMNS` columns at a time
-(float64; memory: distinct pairs x `_COLUMNS` plus (users + rows) x D).
+target mixed with it at weight 4 share the planted leaf 97% of the time, against 84% by
+content alone). Computed as two grouped sums (`bom.kmeans.group_sums`), by user then by
+node, over `_COLUMNS` columns at a time (float64; memory: distinct pairs x `_COLUMNS`
+plus (users + rows) x D).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from hir_sdk.bom.kmeans import group_sums
 from hir_sdk.graph.temporal_graph import TemporalGraph
 
+ROLES = ("exposure", "click")  # the default edges that count as a user reaching a node
 _COLUMNS = 64
 
 
@@ -40,18 +43,12 @@ def co_engaged_content(
     pairs = np.unique(src[reached] * graph.num_nodes + dst[reached])  # distinct, by user
     users, user = np.unique(pairs // graph.num_nodes, return_inverse=True)
     rows = row_of[pairs % graph.num_nodes]
-    out = np.zeros((len(vectors), vectors.shape[1]))
-    if not len(pairs):
-        return out
     deg = np.bincount(user, minlength=len(users)).astype(np.float64)
-    user_starts = np.flatnonzero(np.r_[True, user[1:] != user[:-1]])
-    by_row = np.argsort(rows, kind="stable")
-    row_ids, row_starts = np.unique(rows[by_row], return_index=True)
     own_share = np.bincount(rows, weights=1.0 / deg[user], minlength=len(vectors))
+    out = np.zeros((len(vectors), vectors.shape[1]))
     for lo in range(0, vectors.shape[1], _COLUMNS):
         cols = slice(lo, lo + _COLUMNS)
         t = vectors[:, cols].astype(np.float64)
-        per_user = np.add.reduceat(t[rows], user_starts, axis=0) / deg[:, None]  # mean target
-        out[row_ids, cols] = np.add.reduceat(per_user[user[by_row]], row_starts, axis=0)
-        out[:, cols] -= own_share[:, None] * t
+        per_user = group_sums(user, t[rows], len(users)) / deg[:, None]  # each user's mean
+        out[:, cols] = group_sums(rows, per_user[user], len(vectors)) - own_share[:, None] * t
     return out

@@ -29,6 +29,7 @@ else:  # pragma: no cover
 
 from hir_sdk.errors import InputError
 from hir_sdk.schema.manifest import EDGE_ROLES
+from hir_sdk.training.co_engagement import ROLES as CO_ENGAGEMENT_ROLES
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,7 @@ class ContentConfig:
     temperature: float = 0.1
     # weight of the co-engaged content in the targets (`training.co_engagement`); 0: none
     co_engagement: float = 4.0
-    co_engagement_roles: tuple[str, ...] = ("exposure", "click")
+    co_engagement_roles: tuple[str, ...] = CO_ENGAGEMENT_ROLES
 
     def __post_init__(self) -> None:
         if self.weight < 0 or min(self.target_temperature, self.temperature) <= 0:

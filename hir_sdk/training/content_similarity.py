@@ -40,6 +40,7 @@ from hir_sdk.knowledge.knowledge_base import (
     KnowledgeBase,
     structural_neighbour_sums,
 )
+from hir_sdk.training.co_engagement import ROLES as CO_ENGAGEMENT_ROLES
 from hir_sdk.training.co_engagement import co_engaged_content
 
 
@@ -59,7 +60,7 @@ class ContentTargets:
         as_of: int,
         *,
         co_engagement: float = 0.0,
-        co_engagement_roles: tuple[str, ...] = ("exposure", "click"),
+        co_engagement_roles: tuple[str, ...] = CO_ENGAGEMENT_ROLES,
     ) -> ContentTargets:
         """Targets from the knowledge rows and the structural edges with `ts < as_of`;
         with `co_engagement > 0`, mixed with the co-engaged content (`co_engagement`
