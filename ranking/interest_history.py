@@ -15,7 +15,7 @@ per full snapshot, not per arrival).
 
 Interests drift: what a user was shown last week says more about today than what they
 were shown last month. Each count also comes time-decayed, every event weighted
-`2^(-age / half-life)` (`EventIndex.decayed_count_before`), for each of `half_lives`.
+`2^(-age / half-life)` (`EventIndex.counts_before`), for each of `half_lives`.
 
 Columns, per level `l` (and half-life `h` days):
 
@@ -88,13 +88,12 @@ class InterestHistory:
             for k in self.lookup.full_indices:
                 mine = np.flatnonzero((base == k) & rows.found)
                 key = user[mine] * size + rows.clusters[mine, level]
+                seconds = [h * SECONDS_PER_DAY for h in self.half_lives]
                 for role in ROLES:
                     index = self._index[k, role, level]
-                    counts[role][mine] = index.count_before(key, t[mine])
-                    for h in self.half_lives:
-                        decayed[role, h][mine] = index.decayed_count_before(
-                            key, t[mine], h * SECONDS_PER_DAY
-                        )
+                    counts[role][mine], sums = index.counts_before(key, t[mine], seconds)
+                    for h, values in zip(self.half_lives, sums, strict=True):
+                        decayed[role, h][mine] = values
             columns[f"hir_hist_exposure_l{level}"] = counts["exposure"]
             columns[f"hir_hist_click_l{level}"] = counts["click"]
             columns[f"hir_hist_ctr_l{level}"] = (counts["click"] + 1) / (counts["exposure"] + 2)

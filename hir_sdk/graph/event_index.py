@@ -18,6 +18,8 @@ a query reads the sum at its last earlier event and decays it to `t`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 NEVER = np.iinfo(np.int64).min  # `last_before` of a group with no earlier event
@@ -94,18 +96,28 @@ class EventIndex:
     ) -> np.ndarray:
         """Sum over each query's group's events with `ts < t` of `2^(-(t - ts) / half_life)`
         (seconds): a count in which an event `half_life` old weighs one half."""
-        if not half_life > 0:
-            raise ValueError(f"EventIndex: half_life must be > 0 seconds, got {half_life}")
+        return self.counts_before(groups, t, (half_life,))[1][0]
+
+    def counts_before(
+        self, groups: np.ndarray, t: np.ndarray | int, half_lives: Sequence[float]
+    ) -> tuple[np.ndarray, list[np.ndarray]]:
+        """`count_before` and `decayed_count_before` for each of `half_lives` (seconds),
+        from one search per query: (counts, [decayed counts per half-life])."""
+        bad = [h for h in half_lives if not h > 0]
+        if bad:
+            raise ValueError(f"EventIndex: half_life must be > 0 seconds, got {bad[0]}")
         at, start = self._position(groups, t)
         has = at > start
-        out = np.zeros(at.shape, dtype=np.float64)
-        if not has.any():
-            return out
-        running = self._running_sums(float(half_life))
         last = at[has] - 1
         age = np.broadcast_to(np.asarray(t, dtype=np.int64), at.shape)[has] - self._ts[last]
-        out[has] = running[last] * np.exp2(-age / half_life)
-        return out
+        decayed = []
+        for half_life in half_lives:
+            out = np.zeros(at.shape, dtype=np.float64)
+            if has.any():
+                running = self._running_sums(float(half_life))
+                out[has] = running[last] * np.exp2(-age / half_life)
+            decayed.append(out)
+        return at - start, decayed
 
     def _running_sums(self, half_life: float) -> np.ndarray:
         """(n,) per sorted event: the decayed count of its group's events up to and

@@ -62,6 +62,24 @@ def test_decayed_counts_match_a_loop(half_life_days):
     np.testing.assert_array_equal(index.decayed_count_before(qg, qt, h), got)
 
 
+def test_counts_before_answers_every_half_life_from_one_search():
+    g, ts = _events(3)
+    index = EventIndex(g, ts)
+    qg, qt = _queries(3, g, ts)
+    half_lives = [0.5 * DAY, 3.0 * DAY, 14.0 * DAY]
+    count, decayed = index.counts_before(qg, qt, half_lives)
+    np.testing.assert_array_equal(count, index.count_before(qg, qt))
+    assert len(decayed) == len(half_lives)
+    for h, got in zip(half_lives, decayed, strict=True):
+        np.testing.assert_array_equal(got, index.decayed_count_before(qg, qt, h))
+    assert decayed[0].sum() < decayed[1].sum() < decayed[2].sum()  # slower decay, more weight
+    none, empty = index.counts_before(qg, qt, [])
+    np.testing.assert_array_equal(none, count)
+    assert empty == []
+    with pytest.raises(ValueError, match="half_life"):
+        index.counts_before(qg, qt, [DAY, 0.0])
+
+
 def test_decayed_counts_survive_a_long_log():
     # ten years of hourly events in one group: exp(age / half-life) would overflow
     ts = np.arange(0, 10 * 365 * DAY, 3_600, dtype=np.int64)
