@@ -8,9 +8,10 @@ advertiser and sparse-user slices.
 
 Protocol: synthesize the world (seed 0), train the encoder on the first half of the
 training window (`train_until` = start + 16 days; `--steps` 300, batch 64, content
-features), embed users and ads at `train_until`, the validation start and the test start
-(one HIR lookup shared by both A/Bs), then `run_ab_on_graph` twice. Both arms of each A/B
-fit on the training examples after `train_until` (see docs/ranking.md).
+features, the default token width or `--dim`), embed users and ads at `train_until`, the
+validation start and the test start (one HIR lookup shared by both A/Bs), then
+`run_ab_on_graph` twice. Both arms of each A/B fit on the training examples after
+`train_until` (see docs/ranking.md).
 Goal (issue 8): HIR features improve NE by >= 2% relative, more on cold-start
 advertisers, with intervals excluding zero.
 """
@@ -30,6 +31,7 @@ from hir_sdk.graph import build_graph_from_dir
 from hir_sdk.schema.manifest import iso_time
 from hir_sdk.synth import SCALES, TRUTH_DIR, generate_world, write_world
 from hir_sdk.training import TrainConfig, Trainer
+from hir_sdk.training.config import ModelSizes
 
 DAY = 86_400
 
@@ -47,6 +49,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", default="small", choices=sorted(SCALES))
     parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument(
+        "--dim", type=int, default=ModelSizes.dim, help="the encoder's token width (model.dim)"
+    )
     parser.add_argument("--bootstrap", type=int, default=200)
     parser.add_argument("--out", type=Path, default=None, help="keep the work folder here")
     parser.add_argument("--record", default=None)
@@ -76,6 +81,7 @@ def main() -> None:
         checkpoint_every=100,
         use_content=True,
         train_until=str(until),
+        model=ModelSizes(dim=args.dim),
     )
     Trainer(work / "data", work / "run", config).fit(progress=False)
     trained = time.perf_counter()
@@ -86,6 +92,7 @@ def main() -> None:
         f"# Offline A/B of the HIR rankers on the `{args.scale}` synthetic world",
         "",
         f"`python benchmarks/ab_hir.py --scale {args.scale} --steps {args.steps} "
+        f"{'' if args.dim == ModelSizes.dim else f'--dim {args.dim} '}"
         f"--treatments {' '.join(args.treatments)}{'' if args.tune else ' --no-tune'}` "
         f"(encoder trained until {iso_time(until)}: {trained - started:.0f} s; three "
         f"snapshots: {embedded - trained:.0f} s; 2-core CPU; {tuning}).",

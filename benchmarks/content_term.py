@@ -1,8 +1,11 @@
 """Leaf resolution of the ad embeddings with and without the content-similarity term, its
-co-engaged content and its target temperature, side by side on one synthetic world.
+co-engaged content, its target temperature and the encoder's width, side by side on one
+synthetic world.
 
     cd /work/main && .venv/bin/python benchmarks/content_term.py --scale small \\
         --record benchmarks/results/content_term.md
+    # only some variants: those whose name contains any of the given words
+    .venv/bin/python benchmarks/content_term.py --only width
 
 Protocol: `hir synth --scale SCALE --seed 0`; the demo's encoder configuration (content
 features, batch 64, `--steps` 300, training window ended at its midpoint), trained once
@@ -30,16 +33,18 @@ from hir_sdk.graph import build_graph_from_dir
 from hir_sdk.synth import SCALES, TRUTH_DIR, generate_world, write_world
 from hir_sdk.training import TrainConfig, Trainer
 from hir_sdk.training.as_of import training_midpoint
-from hir_sdk.training.config import ContentConfig, EngagementConfig
+from hir_sdk.training.config import ContentConfig, EngagementConfig, ModelSizes
 from hir_sdk.training.content_similarity import ContentTargets
 from hir_sdk.training.embedder import Embedder
 
-# name: (content weight, hard negatives, co-engagement weight, target temperature)
+# name: (content weight, hard negatives, co-engagement weight, target temperature, width)
 VARIANTS = {
-    "no content term, hard negatives (first release)": (0.0, True, 0.0, 0.05),
-    "content term, target temperature 0.05 (before)": (3.0, False, 0.0, 0.05),
-    "content term, target temperature 0.005": (3.0, False, 0.0, 0.005),
-    "content term with co-engagement 4, temperature 0.005 (default)": (3.0, False, 4.0, 0.005),
+    "no content term, hard negatives (first release)": (0.0, True, 0.0, 0.05, 64),
+    "content term, target temperature 0.05": (3.0, False, 0.0, 0.05, 64),
+    "content term, target temperature 0.005": (3.0, False, 0.0, 0.005, 64),
+    "content term with co-engagement 4, temperature 0.005, width 64": (3.0, False, 4.0, 0.005, 64),
+    "the same, width 128 (default)": (3.0, False, 4.0, 0.005, 128),
+    "the same, width 256": (3.0, False, 4.0, 0.005, 256),
 }
 
 
@@ -58,7 +63,17 @@ def main() -> None:
     parser.add_argument("--scale", default="small", choices=sorted(SCALES))
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--record", default=None)
+    parser.add_argument(
+        "--only", nargs="+", default=None, help="variants whose name contains any of these"
+    )
     args = parser.parse_args()
+    chosen = {
+        name: v
+        for name, v in VARIANTS.items()
+        if args.only is None or any(word in name for word in args.only)
+    }
+    if not chosen:
+        parser.error(f"--only {args.only} matches no variant of {list(VARIANTS)}")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         data = write_world(generate_world(SCALES[args.scale], 0), work / "data")
@@ -71,7 +86,7 @@ def main() -> None:
         mid = dict(zip(ads_all.tolist(), truth["mid"].to_list(), strict=True))
         rows = []
         embedder = None
-        for name, (weight, hard, co, sharpness) in VARIANTS.items():
+        for name, (weight, hard, co, sharpness, width) in chosen.items():
             config = TrainConfig(
                 steps=args.steps,
                 batch_size=64,
@@ -80,6 +95,7 @@ def main() -> None:
                 checkpoint_every=args.steps,
                 use_content=True,
                 train_until=str(until),
+                model=ModelSizes(dim=width),
                 engagement=EngagementConfig(hard_negatives=hard),
                 content=ContentConfig(
                     weight=weight, co_engagement=co, target_temperature=sharpness
@@ -103,7 +119,7 @@ def main() -> None:
         mixed = ContentTargets.build(embedder.graph, knowledge, until, co_engagement=4.0)
         mixed = mixed.gather(ads)[0].numpy()
     lines = [
-        f"### Ad neighbourhoods with and without the content term, `{args.scale}`, "
+        f"### Ad neighbourhoods by content term and width, `{args.scale}`, "
         f"{args.steps} steps ({len(ads):,} ads at the end of the training window)",
         "",
         "| what the ads are compared by | leaf purity@10 | mid purity@10 | level-1 NMI vs "

@@ -1,14 +1,16 @@
 """Training configuration: nested frozen dataclasses, read from and written to TOML.
 
+The main keys and their defaults (every key: docs/training.md, Configuration):
+
 ```toml
 steps = 200
 batch_size = 64
 seed = 0
-[model]        dim = 64, heads = 4, layers = 2, out_dim = 32, prototypes = [16, 128, 1024],
-               center_types = false
-[optim]        lr = 1e-3, weight_decay = 0.05, warmup_steps = 20, clip_norm = 1.0, ema = 0.99
+[model]        dim = 128, heads = 4, layers = 2, out_dim = 32, prototypes = [16, 128, 1024]
+[optim]        lr = 3e-3, weight_decay = 0.05, warmup_steps = 20, clip_norm = 1.0, ema = 0.95
 [distill]      student_temperature = 0.1, teacher_epsilon = 0.05, sinkhorn_iterations = 3
-[engagement]   pairs = 32, weight = 1.0
+[engagement]   pairs = 128, weight = 1.0
+[content]      weight = 3.0, target_temperature = 0.005, co_engagement = 4.0
 ```
 Unknown keys are an error (a typo must not silently train with defaults).
 """
@@ -34,7 +36,7 @@ from hir_sdk.training.co_engagement import ROLES as CO_ENGAGEMENT_ROLES
 
 @dataclass(frozen=True)
 class ModelSizes:
-    dim: int = 64
+    dim: int = 128
     heads: int = 4
     layers: int = 2
     out_dim: int = 32
