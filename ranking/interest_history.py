@@ -79,6 +79,7 @@ class InterestHistory:
         rows = self.lookup.lookup(ad, t)
         pick = self.lookup.snapshot_of(t)
         base = np.where(pick >= 0, self.lookup.base_of[np.maximum(pick, 0)], -1)
+        seconds = [h * SECONDS_PER_DAY for h in self.half_lives]
         columns: dict[str, np.ndarray] = {}
         for level, size in enumerate(self.sizes):
             counts = {role: np.full(len(ad), np.nan) for role in ROLES}
@@ -88,7 +89,6 @@ class InterestHistory:
             for k in self.lookup.full_indices:
                 mine = np.flatnonzero((base == k) & rows.found)
                 key = user[mine] * size + rows.clusters[mine, level]
-                seconds = [h * SECONDS_PER_DAY for h in self.half_lives]
                 for role in ROLES:
                     index = self._index[k, role, level]
                     counts[role][mine], sums = index.counts_before(key, t[mine], seconds)
