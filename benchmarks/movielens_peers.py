@@ -96,7 +96,7 @@ def multistage_rerank(graph, hir: HirLookup, ranked: RankedLists, candidates: np
     for window in ("train", "validation"):
         frame = build_examples(graph, window).frame
         if window == "train":
-            frame = frame.filter(pl.col("ts") >= hir.trained_until)
+            frame = frame.filter(pl.col("ts") >= hir.fit_from)
         dense = features.compute(*(frame[c].to_numpy() for c in ("user", "ad", "ts")))
         data[window] = RankingExamples.of(frame, dense)
     ranker = MultiStageRanker(graph, hir).fit(data["train"], data["validation"])

@@ -16,7 +16,9 @@ read HIR snapshots of an encoder run (`config.run`): `xgboost+hir` (the same XGB
 HIR feature columns) and `multistage` (the sequence ranker). When either arm reads HIR,
 *both* arms fit on the training examples dated at or after the end of the encoder's
 training window (`hir fit --until`), so the comparison stays paired and no HIR feature
-comes from an encoder that saw its example's label.
+comes from an encoder that saw its example's label. Several runs (`config.run` a tuple:
+the first trained with `--until`, refresh runs trained until the validation and test
+starts) re-train the encoder for each full snapshot (see `evaluation.hir_snapshots`).
 """
 
 from __future__ import annotations
@@ -67,7 +69,8 @@ class ABConfig:
     xgboost: XGBoostConfig = field(default_factory=XGBoostConfig)
     tune: bool = True  # each XGBoost arm picks from xgboost_grid on validation
     xgboost_grid: tuple[dict, ...] = XGBOOST_GRID
-    run: str | None = None  # encoder run whose snapshots the HIR models read
+    # encoder run(s) whose snapshots the HIR models read; several: refreshed encoders
+    run: str | tuple[str, ...] | None = None
     multistage: MultiStageConfig = field(default_factory=MultiStageConfig)
 
     def __post_init__(self) -> None:
@@ -232,11 +235,11 @@ def run_ab_on_graph(
     if config.hir_arms:
         if hir is None:
             raise InputError(f"{' and '.join(config.hir_arms)} need HIR snapshots")
-        examples["train"] = _after(examples["train"], hir.trained_until)
+        examples["train"] = _after(examples["train"], hir.fit_from)
         if examples["train"].size == 0:
             raise InputError(
-                f"no labelled training exposures from {iso_time(hir.trained_until)} (the end "
-                "of the HIR encoder's training window) on: train the encoder with an "
+                f"no labelled training exposures from {iso_time(hir.fit_from)} (the end "
+                "of the first HIR encoder's training window) on: train the encoder with an "
                 "earlier --until, at least one attribution window before validation_start"
             )
         hir.check_fit_window(int(examples["train"].frame["ts"].min()))
@@ -341,10 +344,16 @@ def _protocol(
     if hir is not None and config.hir_arms:
         snaps = ", ".join(iso_time(s.as_of) for s in hir.full_snapshots)
         arrivals = len(hir.snapshots) - len(hir.full_snapshots)
+        encoders = (
+            "each embedded by an encoder trained until its time"
+            if hir.refreshed
+            else "all embedded by one encoder"
+        )
         out["fit window"] = (
-            f"both arms fit on training examples from {iso_time(hir.trained_until)} (the "
-            f"end of the HIR encoder's training window) on; HIR snapshots as of {snaps}"
+            f"both arms fit on training examples from {iso_time(hir.fit_from)} (the "
+            f"end of the first HIR encoder's training window) on; HIR snapshots as of {snaps}"
             + (f", and {arrivals} arrival snapshots between them" if arrivals else "")
+            + f"; {encoders}"
         )
     for name, model in models.items():
         if isinstance(model, SearchResult | XGBoostBaseline):

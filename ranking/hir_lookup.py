@@ -7,9 +7,11 @@ snapshot holds every entity that existed at its time, and arrival snapshots
 (`hir_sdk.interests.arrivals`) add the entities created since, with the full snapshot's
 quantizer. With none, `found` is False and the values are fill values (zeros, -1).
 
-Snapshots also say until when their encoder trained (`trained_until`): a ranker that fits
-on examples earlier than that would learn from features whose encoder saw the examples'
-labels; `check_fit_window` refuses it.
+Snapshots also say until when their encoder trained (`trained_until`; with refreshed
+encoders each snapshot has its own). An example at time `t` reads the snapshot before
+`t`; if that snapshot's encoder trained past `t`, the features saw the example's label.
+`fit_from` is the earliest time from which no example can do so and every example can
+find a snapshot; `check_fit_window` refuses a ranker that fits on earlier examples.
 """
 
 from __future__ import annotations
@@ -88,21 +90,53 @@ class HirLookup:
     def trained_until(self) -> int:
         """The latest end of a training window among the snapshots' encoders (unknown, for
         snapshots written before it was recorded, counts as the far future)."""
-        return max(int(s.meta.get("trained_until", UNKNOWN)) for s in self.snapshots)
+        return max(self._ends)
 
-    def check_fit_window(self, earliest_example: int, what: str = "ranker") -> None:
-        """Refuse fitting on examples dated before the encoder's training window ended."""
-        if self.trained_until == UNKNOWN:
+    @property
+    def refreshed(self) -> bool:
+        """Whether the full snapshots come from encoders trained until different times."""
+        return len({self._ends[k] for k in self.full_indices}) > 1
+
+    @property
+    def _ends(self) -> list[int]:
+        return [int(s.meta.get("trained_until", UNKNOWN)) for s in self.snapshots]
+
+    @property
+    def fit_from(self) -> int:
+        """The earliest example time from which every example reads a snapshot whose
+        encoder's training window ended at or before the example (see the module
+        docstring): the first snapshot's time, or later where a snapshot's encoder
+        trained past its own time."""
+        ends = self._ends
+        if UNKNOWN in ends:
             raise InputError(
                 "a HIR snapshot does not record when its encoder's training window ended; "
                 "re-embed it with this version (hir embed)"
             )
-        if earliest_example < self.trained_until:
+        # a snapshot serves until the next full one (later arrival snapshots hold only
+        # the entities created since, so the others keep reading it)
+        full = self.as_of[self.full_indices]
+        leaky = [
+            min(end, int(full[full > at].min(initial=UNKNOWN)))
+            for end, at in zip(ends, self.as_of.tolist(), strict=True)
+            if end > at
+        ]
+        return max([int(self.as_of[0]), *leaky])
+
+    def check_fit_window(self, earliest_example: int, what: str = "ranker") -> None:
+        """Refuse fitting on examples dated before `fit_from`."""
+        fit_from = self.fit_from
+        if earliest_example < fit_from:
+            why = (
+                f"the HIR encoder's training window ended ({iso_time(fit_from)}): its "
+                "features would have seen those examples' labels"
+                if fit_from in self._ends
+                else f"the first HIR snapshot ({iso_time(fit_from)})"
+            )
             raise InputError(
                 f"the {what} would fit on examples from {iso_time(earliest_example)}, before "
-                f"the HIR encoder's training window ended ({iso_time(self.trained_until)}): "
-                "its features would have seen those examples' labels. Train the encoder "
-                "with an earlier train_until (hir fit --until) or fit on later examples"
+                f"{why}. Train the encoder with an earlier train_until (hir fit --until), "
+                "embed later snapshots, or fit on later examples"
             )
 
     def snapshot_of(self, t: np.ndarray) -> np.ndarray:

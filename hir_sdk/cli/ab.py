@@ -2,6 +2,9 @@
 
 `xgboost+hir` and `multistage` read HIR snapshots of an encoder run (`--run`); both arms
 then fit on the examples after the encoder's training window (see `hir fit --until`).
+`--run` given again adds refresh runs (`hir fit --refresh --until validation_start`, and
+`test_start`): each full snapshot is then embedded by the newest encoder trained before
+it.
 Each XGBoost arm picks its tree depth and minimum child weight on the validation window
 (`--no-tune`: the default configuration)."""
 
@@ -29,9 +32,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--run",
+        action="append",
         default=None,
         dest="encoder_run",
-        help="HIR encoder run (hir fit --until ...) for xgboost+hir and multistage",
+        help="HIR encoder run (hir fit --until ...) for xgboost+hir and multistage; "
+        "repeat to add refresh runs (hir fit --refresh --until ...)",
     )
     parser.add_argument("--bootstrap", type=int, default=200, help="user resamples")
     parser.add_argument("--seed", type=int, default=0)
@@ -59,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         attribution_days=args.attribution_days,
         n_bootstrap=args.bootstrap,
         seed=args.seed,
-        run=args.encoder_run,
+        run=None if args.encoder_run is None else tuple(args.encoder_run),
         tune=args.tune,
     )
     result = run_ab(args.data, config, truth=args.truth)

@@ -29,6 +29,17 @@ def register(commands: argparse._SubParsersAction) -> None:
         "overrides the config's train_until",
     )
     parser.add_argument(
+        "--refresh",
+        action="store_true",
+        help="a refresh run: keep the last checkpoint instead of choosing one on the window "
+        "after --until, which may then be any time before the dataset's end (select = last)",
+    )
+    parser.add_argument(
+        "--init-from",
+        default=None,
+        help="warm start: begin with this earlier run's best.pt weights (init_from)",
+    )
+    parser.add_argument(
         "--resume", action="store_true", help="continue from OUT/checkpoints/last.pt"
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -41,6 +52,10 @@ def run(args: argparse.Namespace) -> int:
         config = dataclasses.replace(config, seed=args.seed)
     if args.until is not None:
         config = dataclasses.replace(config, train_until=args.until)
+    if args.refresh:
+        config = dataclasses.replace(config, select="last")
+    if args.init_from is not None:
+        config = dataclasses.replace(config, init_from=args.init_from)
     distributed = init_from_env()
     try:
         trainer = Trainer(args.data, args.out, config)
@@ -51,8 +66,11 @@ def run(args: argparse.Namespace) -> int:
         if distributed:
             torch.distributed.destroy_process_group()
     if trainer.rank == 0:
-        print(
-            f"trained {result.steps} steps on {trainer.world_size} rank(s); best validation "
-            f"loss {result.best_validation:.4f}; run: {result.run}"
+        kept = (
+            f"best validation loss {result.best_validation:.4f}"
+            if trainer.selects
+            else "kept the last checkpoint (a refresh run)"
         )
+        steps = f"trained {result.steps} steps on {trainer.world_size} rank(s)"
+        print(f"{steps}; {kept}; run: {result.run}")
     return 0

@@ -9,6 +9,12 @@ before it, and the manifest's validation window is widened to `[train_until,
 test_start)` for model selection. A downstream ranker may then fit on examples after
 `train_until` with features from this encoder, knowing the encoder never saw their labels
 (`hir ab` relies on it).
+
+A *refresh run* (`select = "last"`, `hir fit --refresh`) keeps its last checkpoint instead
+of choosing one on the window after `train_until`, so it reads no edge at or after
+`train_until`, which may then be any time before the dataset's end: the validation or
+the test start, to re-train the encoder for each full HIR snapshot (see
+`evaluation.hir_snapshots`).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from hir_sdk.graph import TemporalGraph
 from hir_sdk.schema.manifest import TimeSplits
 
 SPLIT_NAMES = ("start", "validation_start", "test_start", "end")
+SELECTIONS = ("validation", "last")  # how a run picks best.pt (TrainConfig.select)
 
 
 def parse_as_of(value: str | int, splits: object, *, what: str = "--as-of") -> int:
@@ -46,15 +53,27 @@ def parse_as_of(value: str | int, splits: object, *, what: str = "--as-of") -> i
     return int(moment.timestamp())
 
 
-def trained_until(train_until: str, splits: TimeSplits) -> int:
-    """End of a run's training window: `train_until`, or the validation start when empty."""
+def trained_until(train_until: str, splits: TimeSplits, select: str = "validation") -> int:
+    """End of a run's training window: `train_until`, or the validation start when empty.
+
+    A run that selects on validation needs a validation window after it, so `train_until`
+    may not pass the validation start; a refresh run (`select="last"`) may train until
+    any time before the dataset's end."""
     if not train_until:
         return splits.validation_start
     until = parse_as_of(train_until, splits, what="train_until")
+    if select == "last":
+        if not splits.start < until < splits.end - 1:
+            raise InputError(
+                f"train_until {train_until!r} ({until}) of a refresh run must fall inside "
+                f"the dataset ({splits.start}, {splits.end - 1})"
+            )
+        return until
     if not splits.start < until <= splits.validation_start:
         raise InputError(
             f"train_until {train_until!r} ({until}) must fall inside the training window "
-            f"({splits.start}, {splits.validation_start}]"
+            f"({splits.start}, {splits.validation_start}]; a refresh run (hir fit --refresh) "
+            "may train until later"
         )
     return until
 
@@ -65,11 +84,19 @@ def training_midpoint(splits: TimeSplits) -> int:
     return splits.start + (splits.validation_start - splits.start) // 2
 
 
-def training_graph(graph: TemporalGraph, train_until: str) -> TemporalGraph:
-    """`graph` with its training window ended at `train_until` (see the module docstring)."""
+def training_graph(
+    graph: TemporalGraph, train_until: str, select: str = "validation"
+) -> TemporalGraph:
+    """`graph` with its training window ended at `train_until` (see the module docstring).
+
+    For a refresh run the validation window is one second wide (the splits need one);
+    the trainer reads nothing of it."""
     t = graph.manifest.time
-    until = trained_until(train_until, t)
+    until = trained_until(train_until, t, select)
     if until == t.validation_start:
         return graph
-    splits = TimeSplits(t.start, until, t.test_start, t.end)
+    if select == "last":
+        splits = TimeSplits(t.start, until, until + 1, t.end)
+    else:
+        splits = TimeSplits(t.start, until, t.test_start, t.end)
     return dataclasses.replace(graph, manifest=dataclasses.replace(graph.manifest, time=splits))

@@ -31,6 +31,7 @@ else:  # pragma: no cover
 
 from hir_sdk.errors import InputError
 from hir_sdk.schema.manifest import EDGE_ROLES
+from hir_sdk.training.as_of import SELECTIONS
 from hir_sdk.training.co_engagement import ROLES as CO_ENGAGEMENT_ROLES
 
 
@@ -148,6 +149,8 @@ class TrainConfig:
     device: str = "auto"  # "auto" (CUDA when present), "cpu" or "cuda"
     use_content: bool = False  # embed entity text with the content encoder (slow first run)
     train_until: str = ""  # end the training window early (a time, see training.as_of)
+    select: str = "validation"  # best.pt: lowest validation loss, or "last" (a refresh run)
+    init_from: str = ""  # warm start: an earlier run whose best.pt weights this one starts from
     model: ModelSizes = field(default_factory=ModelSizes)
     optim: OptimConfig = field(default_factory=OptimConfig)
     distill: DistillConfig = field(default_factory=DistillConfig)
@@ -159,6 +162,8 @@ class TrainConfig:
             raise ValueError(
                 "TrainConfig: steps, batch_size, eval_every and checkpoint_every must be >= 1"
             )
+        if self.select not in SELECTIONS:
+            raise ValueError(f"TrainConfig.select must be one of {SELECTIONS}, got {self.select!r}")
         if self.device not in ("auto", "cpu", "cuda"):
             raise ValueError(f"TrainConfig.device must be auto, cpu or cuda, got {self.device!r}")
 

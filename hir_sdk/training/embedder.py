@@ -51,7 +51,7 @@ class Embedder:
         self.graph = graph = build_graph(dataset)
         self.as_of = parse_as_of(as_of, graph.manifest.time)
         # the encoder saw no edge at or after this time (see training.as_of)
-        self.trained_until = trained_until(config.train_until, graph.manifest.time)
+        self.trained_until = trained_until(config.train_until, graph.manifest.time, config.select)
         path = self.run / "checkpoints" / f"{checkpoint}.pt"
         state = load_checkpoint(path)
         self.step = int(state["step"])

@@ -1,6 +1,9 @@
 """The trainer: self-distillation + engagement prediction on training-window anchors, model
 selection on the validation window, atomic checkpoints, bit-identical resume.
 
+A refresh run (`select = "last"`, see `training.as_of`) does no model selection: it never
+reads the validation window, and `best.pt` is its last checkpoint.
+
 ```
 RUN/
   config.toml  meta.json  metrics.jsonl
@@ -43,6 +46,7 @@ from hir_sdk.sampling.loader import (
 )
 from hir_sdk.sampling.packing import PackedBatch
 from hir_sdk.schema import load_dataset
+from hir_sdk.schema.manifest import TimeSplits
 from hir_sdk.training.as_of import training_graph
 from hir_sdk.training.checkpoint import load_checkpoint, save_checkpoint
 from hir_sdk.training.cluster_queue import ClusterQueue
@@ -59,6 +63,7 @@ from hir_sdk.training.objectives import (
     engagement_loss,
 )
 from hir_sdk.training.prototype_seeding import seed_prototypes, seeding_type_codes
+from hir_sdk.training.warm_start import warm_start_state
 
 
 @dataclass(frozen=True)
@@ -102,7 +107,8 @@ class Trainer:
         self.run = Path(run)
         c = self.config
         dataset = load_dataset(data)
-        self.graph = graph = training_graph(build_graph(dataset), c.train_until)
+        self.graph = graph = training_graph(build_graph(dataset), c.train_until, c.select)
+        self.selects = c.select == "validation"  # else a refresh run: best.pt = last.pt
         self.owners = owner_of_nodes(graph)
         self.featurizer = make_featurizer(dataset, graph, c)
         self.sampler_config = sampler or SamplerConfig(seed=c.seed)
@@ -145,17 +151,18 @@ class Trainer:
                 f"seeding {c.model.prototypes[0]} prototypes needs as many training anchors of "
                 f"the seeding types; the train window has {len(self.seed_anchors)}"
             )
-        val_anchors, val_cutoffs = anchors_from_events(graph, "validation")
-        pick = np.random.default_rng([c.seed, 0x5A1]).permutation(len(val_anchors))
-        pick = np.sort(pick[: c.eval_anchors])
-        self.val_anchors, self.val_cutoffs = val_anchors[pick], val_cutoffs[pick]
         hard = c.engagement.hard_negatives
         self.engage_train = EngagementSampler(
             graph, self.owners, "train", c.engagement.roles, hard_negatives=hard
         )
-        self.engage_val = EngagementSampler(
-            graph, self.owners, "validation", c.engagement.roles, hard_negatives=hard
-        )
+        if self.selects:
+            val_anchors, val_cutoffs = anchors_from_events(graph, "validation")
+            pick = np.random.default_rng([c.seed, 0x5A1]).permutation(len(val_anchors))
+            pick = np.sort(pick[: c.eval_anchors])
+            self.val_anchors, self.val_cutoffs = val_anchors[pick], val_cutoffs[pick]
+            self.engage_val = EngagementSampler(
+                graph, self.owners, "validation", c.engagement.roles, hard_negatives=hard
+            )
         torch.manual_seed(c.seed)
         self.model_config = encoder_config(graph, self.featurizer, c)
         self.student = HierarchicalEncoder(self.model_config)
@@ -163,6 +170,8 @@ class Trainer:
         self.scorer = EngagementScorer(len(graph.edge_types), c.model.out_dim)
         wants_cuda = c.device == "cuda" or (c.device == "auto" and torch.cuda.is_available())
         self.device = torch.device("cuda" if wants_cuda else "cpu")
+        if c.init_from:
+            self._warm_start(c.init_from, dataset.manifest.time)
         for module in (self.student, self.teacher, self.scorer):
             module.to(self.device)
         self.queue = ClusterQueue(c.distill.queue, c.model.out_dim, self.device)
@@ -175,6 +184,26 @@ class Trainer:
 
         self.step = 0
         self.best_validation = float("inf")
+
+    def _warm_start(self, init_from: str, splits: TimeSplits) -> None:
+        """Start from an earlier run's weights (see `training.warm_start`); `splits` are
+        the dataset's own (the run's graph has its training window moved)."""
+        state = warm_start_state(init_from, splits, self.trained_until)
+        modules = {"student": self.student, "teacher": self.teacher, "scorer": self.scorer}
+        try:
+            for part, module in modules.items():
+                module.load_state_dict(state[part])
+        except RuntimeError:
+            raise InputError(
+                "init_from's model does not fit this run: its sizes (model.*) or the "
+                "dataset's node types, edge types or feature columns differ",
+                file=init_from,
+            ) from None
+
+    @property
+    def trained_until(self) -> int:
+        """The end of this run's training window: it reads no edge at or after it."""
+        return self.graph.manifest.time.validation_start
 
     # ---- checkpoints -------------------------------------------------------------------
     @property
@@ -361,6 +390,8 @@ class Trainer:
 
     @torch.no_grad()
     def validate(self) -> dict[str, float]:
+        if not self.selects:
+            raise ValueError("a refresh run (select = 'last') reads no validation window")
         self.student.eval()
         batch = self.builder.build(self.val_anchors, self.val_cutoffs)
         with self._autocast():
@@ -418,7 +449,7 @@ class Trainer:
             "dataset": self.graph.manifest.name,
             "attention": self.impl.value,
             "world_size": self.world_size,
-            "trained_until": self.graph.manifest.time.validation_start,
+            "trained_until": self.trained_until,
         }
         atomic_write_text(self.run / "meta.json", json.dumps(meta, indent=2) + "\n")
 
@@ -472,7 +503,7 @@ class Trainer:
                         "data_wait_s": started - waited,
                         "step_s": time.perf_counter() - started,
                     }
-                    if self.step % c.eval_every == 0 or self.step == c.steps:
+                    if self.selects and (self.step % c.eval_every == 0 or self.step == c.steps):
                         record |= self.validate()
                         if record["val_loss"] < self.best_validation:
                             self.best_validation = record["val_loss"]
@@ -480,6 +511,8 @@ class Trainer:
                                 save_checkpoint(self.state(), self.checkpoints / "best.pt")
                     if main and (self.step % c.checkpoint_every == 0 or self.step == stop):
                         save_checkpoint(self.state(), self.checkpoints / "last.pt")
+                        if not self.selects:
+                            save_checkpoint(self.state(), self.checkpoints / "best.pt")
                     if log is not None:
                         log.write(json.dumps(record) + "\n")
                         log.flush()

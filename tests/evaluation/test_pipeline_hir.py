@@ -14,8 +14,6 @@ from hir_sdk.errors import InputError
 from hir_sdk.evaluation.pipeline import ABConfig, run_ab
 from hir_sdk.ranking.baselines import XGBoostConfig
 from hir_sdk.ranking.sequence import MultiStageConfig, OnlineRankerConfig, UserModelConfig
-from hir_sdk.training import TrainConfig, Trainer
-from hir_sdk.training.config import DistillConfig, EngagementConfig, ModelSizes
 
 DAY = 86_400
 SMALL_RANKER = MultiStageConfig(
@@ -24,25 +22,6 @@ SMALL_RANKER = MultiStageConfig(
     epochs=1,
     batch_size=256,
 )
-
-
-@pytest.fixture(scope="module")
-def early_run(tiny_world: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An encoder trained on the first 16 days only."""
-    run = tmp_path_factory.mktemp("early") / "run"
-    config = TrainConfig(
-        steps=4,
-        batch_size=24,
-        eval_every=2,
-        checkpoint_every=2,
-        eval_anchors=32,
-        train_until="2026-01-17",
-        model=ModelSizes(dim=32, out_dim=16, prototypes=(4, 16, 64)),
-        engagement=EngagementConfig(pairs=32),
-        distill=DistillConfig(seed_rows=256),
-    )
-    Trainer(tiny_world, run, config).fit(progress=False)
-    return run
 
 
 def _config(treatment: str, run: Path | None) -> ABConfig:

@@ -23,7 +23,7 @@ from hir_sdk.ranking.baselines import XGBoostConfig
 from hir_sdk.ranking.sequence import UserModelConfig
 from hir_sdk.training import TrainConfig
 from hir_sdk.training.config import DistillConfig, EngagementConfig, ModelSizes
-from tests.evaluation.test_pipeline_hir import SMALL_RANKER, early_run  # noqa: F401
+from tests.evaluation.test_pipeline_hir import SMALL_RANKER
 
 AB = ABConfig(n_bootstrap=10, xgboost=XGBoostConfig(n_estimators=30))
 UNTIL = 1_768_608_000  # 2026-01-17, the end of the encoders' training window
