@@ -57,6 +57,8 @@ class HirLookup:
             )
         self.snapshots = sorted(snapshots, key=lambda s: s.as_of)
         self.as_of = np.array([s.as_of for s in self.snapshots], dtype=np.int64)
+        # per snapshot: the end of its encoder's training window (UNKNOWN when not recorded)
+        self._ends = [int(s.meta.get("trained_until", UNKNOWN)) for s in self.snapshots]
         self.levels = levels.pop()
         self.dim = dims.pop()
         self.codebooks = int(self.snapshots[0].tokens().shape[1])
@@ -96,10 +98,6 @@ class HirLookup:
     def refreshed(self) -> bool:
         """Whether the full snapshots come from encoders trained until different times."""
         return len({self._ends[k] for k in self.full_indices}) > 1
-
-    @property
-    def _ends(self) -> list[int]:
-        return [int(s.meta.get("trained_until", UNKNOWN)) for s in self.snapshots]
 
     @property
     def fit_from(self) -> int:
