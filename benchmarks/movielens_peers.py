@@ -136,7 +136,7 @@ def main() -> int:
             eval_every=max(args.steps // 3, 1),
             checkpoint_every=max(args.steps // 3, 1),
             use_content=True,
-            train_until=str(training_midpoint(t)),  # as hir demo
+            train_until=str(training_midpoint(t)),  # as hir demo --refresh-steps 0
         )
         started = time.perf_counter()
         Trainer(data, Path(tmp) / "run", config).fit(progress=False)

@@ -5,15 +5,20 @@ MovieLens-100K).
    MovieLens-100K and its knowledge graph from the installed `recbole` package;
 2. validate and build the temporal graph;
 3. train the encoder on the first half of the training window (`hir fit --until`; 16
-   days of the synthetic world), so the rankers can be fitted on the days after it;
-4. embed users and ads at three refresh times, with interest clusters and BoM tokens
-   (each snapshot sees only edges before its time; its codebooks are fitted on it alone);
+   days of the synthetic world), so the rankers can be fitted on the days after it, and
+   refresh it: two refresh runs (`hir fit --refresh --init-from`), each warm-started from
+   the encoder before it, train until the validation and the test start
+   (`--refresh-steps`; 0 keeps one encoder, chosen on validation);
+4. embed users and ads at three refresh times, each with the newest encoder trained
+   before it, with interest clusters and BoM tokens (each snapshot sees only edges before
+   its time; its codebooks are fitted on it alone);
 5. retrieval: recall@K of the ads users convert on in the test window, from the
    test-start snapshot's BoM tokens (inverted index), exact k-NN and popularity;
 6. offline A/B on the test window: XGBoost + HIR features against the XGBoost baseline,
    both fitted on the examples after the encoder's window, each with its tree depth and
    minimum child weight chosen on validation, paired user bootstrap;
-7. export the encoder and the BoM quantizer to ONNX and check them against torch.
+7. export the newest encoder and the test-start snapshot's BoM quantizer to ONNX and
+   check them against torch.
 
 It ends with the A/B table and where the HTML report is. Everything is written into
 `--out` (replaced); the multi-stage sequence ranker is left to `hir ab --treatment
@@ -24,10 +29,11 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from hir_sdk.datasets import MOVIELENS_100K, movielens_100k
-from hir_sdk.graph import build_graph_from_dir, save_graph, summarize
+from hir_sdk.graph import TemporalGraph, build_graph_from_dir, save_graph, summarize
 from hir_sdk.io.atomic import atomic_output_dir
 from hir_sdk.synth import SCALES, TRUTH_DIR, generate_world, write_world
 
@@ -50,9 +56,31 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--scale", choices=sorted(SCALES), default="small", help="synthetic")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--steps", type=int, default=300, help="encoder training steps")
-    parser.add_argument("--bootstrap", type=int, default=200, help="A/B user resamples")
+    parser.add_argument("--steps", type=_at_least(1), default=300, help="encoder training steps")
+    parser.add_argument(
+        "--refresh-steps",
+        type=_at_least(0),
+        default=None,
+        help="steps of each warm-started refresh run (default a third of --steps; 0: no "
+        "refresh, one encoder chosen on validation)",
+    )
+    parser.add_argument("--bootstrap", type=_at_least(1), default=200, help="A/B user resamples")
     parser.set_defaults(run=run)
+
+
+def _at_least(low: int) -> Callable[[str], int]:
+    """An argparse type: an integer >= `low` (else a usage error, exit code 2)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be >= {low}, got {value}")
+        return value
+
+    return parse
 
 
 class _Steps:
@@ -66,6 +94,42 @@ class _Steps:
         print(f"[{self.done}/{self.total} {elapsed:6.1f}s] {name}", flush=True)
 
 
+def _refresh_steps(args: argparse.Namespace) -> int:
+    return max(args.steps // 3, 1) if args.refresh_steps is None else args.refresh_steps
+
+
+def _train_encoders(tmp: Path, graph: TemporalGraph, args: argparse.Namespace) -> list[Path]:
+    """The encoder run(s): one trained until the training window's midpoint, then (unless
+    `--refresh-steps 0`) refresh runs until the validation and the test start, each
+    warm-started from the one before. Refreshed encoders keep their last checkpoint (no
+    model selection: nothing after a run's `train_until` is read)."""
+    from hir_sdk.training import TrainConfig, Trainer
+    from hir_sdk.training.as_of import training_midpoint
+
+    t = graph.manifest.time
+    refresh = _refresh_steps(args)
+    ends = {"run": training_midpoint(t)}
+    if refresh:
+        ends |= {"run_validation": t.validation_start, "run_test": t.test_start}
+    runs: list[Path] = []
+    for name, until in ends.items():
+        steps = refresh if runs else args.steps
+        config = TrainConfig(
+            steps=steps,
+            batch_size=64,
+            seed=args.seed,
+            eval_every=max(steps // 3, 1),
+            checkpoint_every=max(steps // 3, 1),
+            use_content=True,
+            train_until=str(until),
+            select="last" if refresh else "validation",
+            init_from=str(runs[-1]) if runs else "",
+        )
+        Trainer(tmp / "data", tmp / name, config).fit(progress=True)
+        runs.append(tmp / name)
+    return runs
+
+
 def run(args: argparse.Namespace) -> int:
     # the heavy stages load only when the demo runs (torch.onnx, xgboost, the encoder)
     from hir_sdk.evaluation.conversion_retrieval import conversion_recall
@@ -74,7 +138,6 @@ def run(args: argparse.Namespace) -> int:
     from hir_sdk.evaluation.report import metric_rows
     from hir_sdk.export import export_run
     from hir_sdk.interests import write_embeddings
-    from hir_sdk.training import TrainConfig, Trainer
     from hir_sdk.training.as_of import training_midpoint
 
     step = _Steps(7)
@@ -91,20 +154,18 @@ def run(args: argparse.Namespace) -> int:
         graph = build_graph_from_dir(tmp / "data")
         save_graph(graph, tmp / "graph")
         step(f"validated and built the graph: {graph.num_nodes:,} nodes")
-        until = training_midpoint(graph.manifest.time)
-        days = (until - graph.manifest.time.start) / DAY
-        config = TrainConfig(
-            steps=args.steps,
-            batch_size=64,
-            seed=args.seed,
-            eval_every=max(args.steps // 3, 1),
-            checkpoint_every=max(args.steps // 3, 1),
-            use_content=True,
-            train_until=str(until),
+        runs = _train_encoders(tmp, graph, args)
+        days = (training_midpoint(graph.manifest.time) - graph.manifest.time.start) / DAY
+        step(
+            f"trained the encoder for {args.steps} steps on the first {days:.0f} days"
+            + (
+                f", refreshed it until the validation and the test start "
+                f"({_refresh_steps(args)} warm-started steps each)"
+                if len(runs) > 1
+                else ""
+            )
         )
-        Trainer(tmp / "data", tmp / "run", config).fit(progress=True)
-        step(f"trained the encoder for {args.steps} steps on the first {days:.0f} days")
-        hir = build_hir_lookup(tmp / "run", tmp / "data", graph, seed=args.seed)
+        hir = build_hir_lookup(runs, tmp / "data", graph, seed=args.seed)
         latest = hir.full_snapshots[-1]
         write_embeddings(latest, tmp / "embeddings")
         sizes = latest.meta["bom"]
@@ -131,14 +192,16 @@ def run(args: argparse.Namespace) -> int:
         write_report(ab, tmp / "ab")
         step("offline A/B: XGBoost + HIR features vs XGBoost on the test window")
         exported = export_run(
-            tmp / "run",
+            runs[-1],  # the encoder that embedded the test-start snapshot
             tmp / "data",
             tmp / "onnx",
             embeddings=tmp / "embeddings",
             check=True,
             check_nodes=256,
         )
-        step(f"exported {', '.join(exported.files)} and checked them against torch")
+        step(
+            f"exported {', '.join(exported.files)} ({runs[-1].name}) and checked them against torch"
+        )
     print()
     print(summarize(graph).render())
     print("\nONNX parity (onnxruntime vs torch, real batches):")
@@ -157,6 +220,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"\nverdict: {report.ab.verdict}")
     print(
         f"\nreport: {out / 'ab' / 'report.html'} (and report.md)   data: {out / 'data'}   "
-        f"encoder run: {out / 'run'}   embeddings: {out / 'embeddings'}   ONNX: {out / 'onnx'}"
+        f"encoder runs: {', '.join(str(out / r.name) for r in runs)}   "
+        f"embeddings: {out / 'embeddings'}   ONNX: {out / 'onnx'}"
     )
     return 0

@@ -5,10 +5,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from hir_sdk.cli.main import main
+from hir_sdk.interests import read_embeddings
+from hir_sdk.schema.manifest import load_manifest
+from hir_sdk.training import load_config
+
+RUNS = ("run", "run_validation", "run_test")  # the demo's encoder and its refreshes
 
 
 def test_synth_build_info_round_trip(tmp_path, capsys):
@@ -43,12 +49,27 @@ def test_graph_info_on_a_non_graph(tmp_path, capsys):
 
 
 def test_demo_tiny(tmp_path, capsys):
-    """The whole pipeline: world, graph, encoder, snapshots, A/B with HIR, ONNX export."""
+    """The whole pipeline: world, graph, encoder and its warm-started refreshes, snapshots
+    (each by the newest encoder before it), A/B with HIR, ONNX export of the newest."""
     out = tmp_path / "demo"
-    argv = ["demo", "--out", str(out), "--scale", "tiny", "--steps", "4", "--bootstrap", "20"]
+    argv = ["demo", "--out", str(out), "--scale", "tiny", "--steps", "6", "--bootstrap", "20"]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "conversion rate" in printed and "synthetic-tiny" in printed
+    assert "refreshed it until the validation and the test start (2 warm-started" in printed
+    t = load_manifest(out / "data" / "manifest.toml").time
+    runs = {name: load_config(out / name / "config.toml") for name in RUNS}
+    assert [c.steps for c in runs.values()] == [6, 2, 2]
+    assert {c.select for c in runs.values()} == {"last"}
+    assert [Path(c.init_from).name for c in runs.values()] == ["", "run", "run_validation"]
+    assert [c.train_until for c in runs.values()][1:] == [
+        str(t.validation_start),
+        str(t.test_start),
+    ]
+    exported = json.loads((out / "onnx" / "export.json").read_text())
+    assert Path(exported["run"]).name == "run_test"
+    assert exported["trained_until"] == t.test_start
+    assert Path(read_embeddings(out / "embeddings").meta["run"]).name == "run_test"
     assert "[7/7" in printed and "xgboost+hir vs xgboost" in printed
     assert "| exact k-NN on embeddings |" in printed and "recall@100" in printed
     assert printed.count(" ok\n") == 3  # encoder, quantizer and BoM index parity
@@ -66,14 +87,28 @@ def test_demo_movielens(tmp_path, capsys):
     folder, every movie its own owner, retrieval leaves out what users already rated."""
     out = tmp_path / "ml"
     argv = ["demo", "--dataset", "movielens-100k", "--out", str(out), "--steps", "4"]
-    assert main([*argv, "--bootstrap", "20"]) == 0
+    assert main([*argv, "--bootstrap", "20", "--refresh-steps", "0"]) == 0
     printed = capsys.readouterr().out
+    assert "refreshed" not in printed  # one encoder, chosen on validation
+    assert load_config(out / "run" / "config.toml").select == "validation"
+    assert not any((out / name).exists() for name in RUNS[1:])
     assert "read movielens-100k from the recbole package: 202,518 events" in printed
     assert "xgboost+hir vs xgboost on movielens-100k" in printed
     assert "1,637 ads in the index" in printed  # movies rated before the test start
     assert printed.count(" ok\n") == 3
     assert not (out / "data" / "truth").exists()
     assert (out / "ab" / "report.html").exists()
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [("--steps", "0", "must be >= 1, got 0"), ("--refresh-steps", "x", "not an integer")],
+)
+def test_demo_step_counts_are_checked(flag, value, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["demo", "--out", "unused", flag, value])
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
 
 
 def test_console_script_reports_usage_errors_with_exit_2():
