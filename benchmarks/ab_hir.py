@@ -7,7 +7,7 @@ advertiser and sparse-user slices.
         --record benchmarks/results/ab_hir.md
 
 Protocol: synthesize the world (seed 0), train the encoder on the first half of the
-training window (`train_until` = start + 16 days; `--steps` 300, batch 64, content
+training window (`train_until` = its midpoint, start + 16 days; `--steps` 300, batch 64, content
 features, the default token width or `--dim`), embed users and ads at `train_until`, the
 validation start and the test start (one HIR lookup shared by both A/Bs), then
 `run_ab_on_graph` twice. Both arms of each A/B fit on the training examples after
@@ -34,10 +34,10 @@ from hir_sdk.evaluation.pipeline import ABConfig, run_ab_on_graph, write_report
 from hir_sdk.graph import build_graph_from_dir
 from hir_sdk.schema.manifest import iso_time
 from hir_sdk.synth import SCALES, TRUTH_DIR, generate_world, write_world
-from hir_sdk.training import TrainConfig, Trainer
+from hir_sdk.training import TrainConfig
+from hir_sdk.training.as_of import training_midpoint
 from hir_sdk.training.config import ModelSizes
-
-DAY = 86_400
+from hir_sdk.training.refresh_chain import refresh_ends, train_refreshed
 
 
 def _row(name: str, delta) -> str:
@@ -91,29 +91,25 @@ def main() -> None:
     write_world(generate_world(SCALES[args.scale], seed=0), work / "data")
     graph = build_graph_from_dir(work / "data")
     t = graph.manifest.time
-    until = t.start + 16 * DAY
-    select = "last" if args.refresh else "validation"
-    ends = {"run": until}
-    if args.refresh:
-        ends |= {"run_validation": t.validation_start, "run_test": t.test_start}
-    previous = ""
-    for name, end in ends.items():
-        first = name == "run"
-        config = TrainConfig(
-            steps=args.steps if first else (args.refresh_steps or args.steps),
-            batch_size=64,
-            eval_every=100,
-            checkpoint_every=100,
-            use_content=True,
-            train_until=str(end),
-            select=select,
-            init_from="" if first or not args.warm_start else previous,
-            model=ModelSizes(dim=args.dim),
-        )
-        Trainer(work / "data", work / name, config).fit(progress=False)
-        previous = str(work / name)
+    ends = refresh_ends(t, training_midpoint(t), refresh=args.refresh)
+    first = TrainConfig(
+        steps=args.steps,
+        batch_size=64,
+        eval_every=100,
+        checkpoint_every=100,
+        use_content=True,
+        model=ModelSizes(dim=args.dim),
+    )
+    runs = train_refreshed(
+        work / "data",
+        work,
+        first,
+        ends,
+        refresh_steps=args.refresh_steps,
+        warm_start=args.warm_start,
+    )
     trained = time.perf_counter()
-    hir = build_hir_lookup([work / name for name in ends], work / "data", graph)
+    hir = build_hir_lookup(runs, work / "data", graph)
     embedded = time.perf_counter()
     tuning = "each XGBoost arm tuned on validation" if args.tune else "no tuning"
     encoders = "encoders (refresh runs)" if args.refresh else "encoder"

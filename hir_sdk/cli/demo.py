@@ -94,40 +94,32 @@ class _Steps:
         print(f"[{self.done}/{self.total} {elapsed:6.1f}s] {name}", flush=True)
 
 
-def _refresh_steps(args: argparse.Namespace) -> int:
-    return max(args.steps // 3, 1) if args.refresh_steps is None else args.refresh_steps
-
-
-def _train_encoders(tmp: Path, graph: TemporalGraph, args: argparse.Namespace) -> list[Path]:
+def _train_encoders(
+    tmp: Path, graph: TemporalGraph, args: argparse.Namespace
+) -> tuple[list[Path], int, int]:
     """The encoder run(s): one trained until the training window's midpoint, then (unless
     `--refresh-steps 0`) refresh runs until the validation and the test start, each
-    warm-started from the one before. Refreshed encoders keep their last checkpoint (no
-    model selection: nothing after a run's `train_until` is read)."""
-    from hir_sdk.training import TrainConfig, Trainer
+    warm-started from the one before (see `hir_sdk.training.refresh_chain`). Returns the
+    run folders, the first run's `train_until` and the refresh steps."""
+    from hir_sdk.training import TrainConfig
     from hir_sdk.training.as_of import training_midpoint
+    from hir_sdk.training.refresh_chain import refresh_ends, train_refreshed
 
     t = graph.manifest.time
-    refresh = _refresh_steps(args)
-    ends = {"run": training_midpoint(t)}
-    if refresh:
-        ends |= {"run_validation": t.validation_start, "run_test": t.test_start}
-    runs: list[Path] = []
-    for name, until in ends.items():
-        steps = refresh if runs else args.steps
-        config = TrainConfig(
-            steps=steps,
-            batch_size=64,
-            seed=args.seed,
-            eval_every=max(steps // 3, 1),
-            checkpoint_every=max(steps // 3, 1),
-            use_content=True,
-            train_until=str(until),
-            select="last" if refresh else "validation",
-            init_from=str(runs[-1]) if runs else "",
-        )
-        Trainer(tmp / "data", tmp / name, config).fit(progress=True)
-        runs.append(tmp / name)
-    return runs
+    refresh = max(args.steps // 3, 1) if args.refresh_steps is None else args.refresh_steps
+    first = TrainConfig(
+        steps=args.steps,
+        batch_size=64,
+        seed=args.seed,
+        eval_every=max(args.steps // 3, 1),
+        checkpoint_every=max(args.steps // 3, 1),
+        use_content=True,
+    )
+    ends = refresh_ends(t, training_midpoint(t), refresh=refresh > 0)
+    runs = train_refreshed(
+        tmp / "data", tmp, first, ends, refresh_steps=refresh or None, progress=True
+    )
+    return runs, ends["run"], refresh
 
 
 def run(args: argparse.Namespace) -> int:
@@ -138,7 +130,6 @@ def run(args: argparse.Namespace) -> int:
     from hir_sdk.evaluation.report import metric_rows
     from hir_sdk.export import export_run
     from hir_sdk.interests import write_embeddings
-    from hir_sdk.training.as_of import training_midpoint
 
     step = _Steps(7)
     out = Path(args.out)
@@ -154,13 +145,13 @@ def run(args: argparse.Namespace) -> int:
         graph = build_graph_from_dir(tmp / "data")
         save_graph(graph, tmp / "graph")
         step(f"validated and built the graph: {graph.num_nodes:,} nodes")
-        runs = _train_encoders(tmp, graph, args)
-        days = (training_midpoint(graph.manifest.time) - graph.manifest.time.start) / DAY
+        runs, first_until, refresh = _train_encoders(tmp, graph, args)
+        days = (first_until - graph.manifest.time.start) / DAY
         step(
             f"trained the encoder for {args.steps} steps on the first {days:.0f} days"
             + (
                 f", refreshed it until the validation and the test start "
-                f"({_refresh_steps(args)} warm-started steps each)"
+                f"({refresh} warm-started steps each)"
                 if len(runs) > 1
                 else ""
             )

@@ -1,0 +1,83 @@
+"""A refreshed encoder (`train_refreshed`): the first run, then refresh runs until later
+times, each warm-started from the run before it."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from hir_sdk.training.as_of import training_midpoint
+from hir_sdk.training.checkpoint import load_checkpoint
+from hir_sdk.training.config import load_config
+from hir_sdk.training.refresh_chain import refresh_ends, train_refreshed
+from tests.hir_sdk.training.test_refresh_run import REFRESH
+
+# the refresh-run tests' tiny model, as a first run that selects on validation
+FIRST = dataclasses.replace(
+    REFRESH, steps=3, eval_every=2, checkpoint_every=3, train_until="", select="validation"
+)
+
+
+def test_refresh_ends(tiny_graph):
+    t = tiny_graph.manifest.time
+    middle = training_midpoint(t)
+    assert refresh_ends(t, middle) == {
+        "run": middle,
+        "run_validation": t.validation_start,
+        "run_test": t.test_start,
+    }
+    assert refresh_ends(t, middle, refresh=False) == {"run": middle}
+
+
+def test_train_refreshed_chains_warm_started_refresh_runs(tiny_world, tiny_graph, tmp_path):
+    t = tiny_graph.manifest.time
+    ends = refresh_ends(t, training_midpoint(t))
+    runs = train_refreshed(tiny_world, tmp_path, FIRST, ends, refresh_steps=1)
+    assert runs == [tmp_path / name for name in ends]
+    configs = [load_config(run / "config.toml") for run in runs]
+    assert [c.steps for c in configs] == [3, 1, 1]
+    assert [c.select for c in configs] == ["last"] * 3  # a chain: no model selection
+    assert [int(c.train_until) for c in configs] == list(ends.values())
+    assert [c.init_from for c in configs] == ["", str(runs[0]), str(runs[1])]
+    assert [(c.eval_every, c.checkpoint_every) for c in configs] == [(2, 3), (1, 1), (1, 1)]
+    unchanged = ("seed", "batch_size", "model", "engagement", "distill", "use_content")
+    for c in configs[1:]:
+        assert all(getattr(c, f) == getattr(FIRST, f) for f in unchanged)
+    for run, steps in zip(runs, (3, 1, 1), strict=True):
+        assert load_checkpoint(run / "checkpoints" / "best.pt")["step"] == steps
+
+
+def test_train_refreshed_from_scratch_and_single_runs(tiny_world, tiny_graph, tmp_path):
+    t = tiny_graph.manifest.time
+    cold = train_refreshed(
+        tiny_world,
+        tmp_path / "cold",
+        dataclasses.replace(FIRST, steps=1),
+        {"run": training_midpoint(t), "run_test": t.test_start},
+        warm_start=False,
+    )
+    configs = [load_config(run / "config.toml") for run in cold]
+    assert [(c.steps, c.init_from, c.select) for c in configs] == [(1, "", "last")] * 2
+    middle = training_midpoint(t)
+    [single] = train_refreshed(
+        tiny_world, tmp_path / "one", dataclasses.replace(FIRST, steps=1), {"run": middle}
+    )
+    config = load_config(single / "config.toml")
+    assert config.select == "validation" and int(config.train_until) == middle
+
+
+@pytest.mark.parametrize(
+    ("ends", "kwargs", "message"),
+    [
+        ({}, {}, "no run to train"),
+        ({"run": 2, "run_test": 1}, {}, "run ends must increase"),
+        ({"run": 1, "run_test": 1}, {}, "run ends must increase"),
+        ({"run": 1, "run_test": 2}, {"refresh_steps": 0}, "refresh_steps must be >= 1"),
+    ],
+)
+def test_train_refreshed_checks_its_arguments(ends, kwargs, message, tmp_path):
+    with pytest.raises(ValueError, match=message):
+        train_refreshed(tmp_path, tmp_path, FIRST, ends, **kwargs)
+    assert not any(Path(tmp_path).iterdir())  # nothing trained
