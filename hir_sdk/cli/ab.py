@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from hir_sdk.cli.bounded_int import at_least
 from hir_sdk.evaluation.pipeline import MODELS, ABConfig, run_ab, write_report
 
 
@@ -38,7 +39,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="HIR encoder run (hir fit --until ...) for xgboost+hir and multistage; "
         "repeat to add refresh runs (hir fit --refresh --until ...)",
     )
-    parser.add_argument("--bootstrap", type=int, default=200, help="user resamples")
+    parser.add_argument("--bootstrap", type=at_least(1), default=200, help="user resamples")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--truth",

@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Callable
 from pathlib import Path
 
+from hir_sdk.cli.bounded_int import at_least
 from hir_sdk.datasets import MOVIELENS_100K, movielens_100k
 from hir_sdk.graph import TemporalGraph, build_graph_from_dir, save_graph, summarize
 from hir_sdk.io.atomic import atomic_output_dir
@@ -56,31 +56,16 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--scale", choices=sorted(SCALES), default="small", help="synthetic")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--steps", type=_at_least(1), default=300, help="encoder training steps")
+    parser.add_argument("--steps", type=at_least(1), default=300, help="encoder training steps")
     parser.add_argument(
         "--refresh-steps",
-        type=_at_least(0),
+        type=at_least(0),
         default=None,
         help="steps of each warm-started refresh run (default a third of --steps; 0: no "
         "refresh, one encoder chosen on validation)",
     )
-    parser.add_argument("--bootstrap", type=_at_least(1), default=200, help="A/B user resamples")
+    parser.add_argument("--bootstrap", type=at_least(1), default=200, help="A/B user resamples")
     parser.set_defaults(run=run)
-
-
-def _at_least(low: int) -> Callable[[str], int]:
-    """An argparse type: an integer >= `low` (else a usage error, exit code 2)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"must be >= {low}, got {value}")
-        return value
-
-    return parse
 
 
 class _Steps:

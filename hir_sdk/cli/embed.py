@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 
+from hir_sdk.cli.bounded_int import at_least
 from hir_sdk.interests import embed_entities, write_embeddings
 
 
@@ -26,8 +27,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", required=True, help="output folder (written atomically)")
     parser.add_argument("--types", help="comma-separated node types (default: all)")
     parser.add_argument("--checkpoint", default="best", choices=("best", "last"))
-    parser.add_argument("--codebooks", type=int, default=8, help="BoM codebooks M")
-    parser.add_argument("--codewords", type=int, default=256, help="codewords K per codebook")
+    parser.add_argument("--codebooks", type=at_least(1), default=8, help="BoM codebooks M")
+    parser.add_argument(
+        "--codewords", type=at_least(1), default=256, help="codewords K per codebook"
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the BoM quantizer")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing OUT")
     parser.set_defaults(run=run)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import time
 
+from hir_sdk.cli.bounded_int import at_least
+
 
 def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("export", help="export models to ONNX", description=__doc__)
@@ -29,7 +31,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--ranker", help="saved online ranker (hir ab --treatment multistage: multistage_ranker/)"
     )
     parser.add_argument("--check", action="store_true", help="parity-check onnxruntime vs torch")
-    parser.add_argument("--check-nodes", type=int, default=512, help="entities the check embeds")
+    parser.add_argument(
+        "--check-nodes", type=at_least(1), default=512, help="entities the check embeds"
+    )
     parser.add_argument("--checkpoint", default="best", choices=("best", "last"))
     parser.add_argument("--overwrite", action="store_true", help="replace an existing OUT")
     parser.set_defaults(run=run)

@@ -11,6 +11,7 @@ import dataclasses
 
 import torch
 
+from hir_sdk.cli.bounded_int import at_least
 from hir_sdk.training import TrainConfig, Trainer, load_config
 from hir_sdk.training.distributed import init_from_env
 
@@ -21,7 +22,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", required=True, help="run folder (checkpoints, metrics)")
     parser.add_argument("--config", help="TOML training config (default: built-in)")
     parser.add_argument("--seed", type=int, default=None, help="overrides the config's seed")
-    parser.add_argument("--max-steps", type=int, default=None, help="stop early at this step")
+    parser.add_argument(
+        "--max-steps", type=at_least(1), default=None, help="stop early at this step"
+    )
     parser.add_argument(
         "--until",
         default=None,

@@ -101,14 +101,26 @@ def test_demo_movielens(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(
-    ("flag", "value", "message"),
-    [("--steps", "0", "must be >= 1, got 0"), ("--refresh-steps", "x", "not an integer")],
+    ("argv", "message"),
+    [
+        (["demo", "--steps", "0"], "must be >= 1, got 0"),
+        (["demo", "--refresh-steps", "x"], "not an integer: 'x'"),
+        (["demo", "--refresh-steps", "-1"], "must be >= 0, got -1"),
+        (["demo", "--bootstrap", "0"], "must be >= 1, got 0"),
+        (["fit", "--max-steps", "0"], "must be >= 1, got 0"),
+        (["ab", "--bootstrap", "0"], "must be >= 1, got 0"),
+        (["embed", "--codebooks", "0"], "must be >= 1, got 0"),
+        (["embed", "--codewords", "1.5"], "not an integer: '1.5'"),
+        (["export", "--check-nodes", "0"], "must be >= 1, got 0"),
+    ],
 )
-def test_demo_step_counts_are_checked(flag, value, message, capsys):
+def test_integer_options_are_checked(argv, message, capsys):
+    """Out-of-range counts are usage errors (exit 2) before any work starts."""
     with pytest.raises(SystemExit) as exit_info:
-        main(["demo", "--out", "unused", flag, value])
+        main(argv)
     assert exit_info.value.code == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err and f"argument {argv[1]}" in err
 
 
 def test_console_script_reports_usage_errors_with_exit_2():
