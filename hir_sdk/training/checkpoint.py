@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,25 @@ def save_checkpoint(state: dict[str, Any], path: str | Path) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             torch.save(state, handle)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def copy_checkpoint(source: str | Path, path: str | Path) -> None:
+    """Make `path` the checkpoint at `source`, atomically: a hard link where the file system
+    has them (no second write; a later `save_checkpoint` to `source` replaces its directory
+    entry, not the shared file, so `path` keeps this version), else a byte copy."""
+    source, path = Path(source), Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
+    os.close(fd)
+    try:
+        os.unlink(tmp)
+        try:
+            os.link(source, tmp)
+        except OSError:
+            shutil.copyfile(source, tmp)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

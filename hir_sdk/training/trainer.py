@@ -48,7 +48,7 @@ from hir_sdk.sampling.packing import PackedBatch
 from hir_sdk.schema import load_dataset
 from hir_sdk.schema.manifest import TimeSplits
 from hir_sdk.training.as_of import training_graph
-from hir_sdk.training.checkpoint import load_checkpoint, save_checkpoint
+from hir_sdk.training.checkpoint import copy_checkpoint, load_checkpoint, save_checkpoint
 from hir_sdk.training.cluster_queue import ClusterQueue
 from hir_sdk.training.config import TrainConfig
 from hir_sdk.training.content_similarity import ContentTargets, content_similarity_loss
@@ -511,8 +511,10 @@ class Trainer:
                                 save_checkpoint(self.state(), self.checkpoints / "best.pt")
                     if main and (self.step % c.checkpoint_every == 0 or self.step == stop):
                         save_checkpoint(self.state(), self.checkpoints / "last.pt")
-                        if not self.selects:
-                            save_checkpoint(self.state(), self.checkpoints / "best.pt")
+                        if not self.selects:  # a refresh run: best.pt is the last checkpoint
+                            copy_checkpoint(
+                                self.checkpoints / "last.pt", self.checkpoints / "best.pt"
+                            )
                     if log is not None:
                         log.write(json.dumps(record) + "\n")
                         log.flush()
