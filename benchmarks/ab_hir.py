@@ -7,15 +7,16 @@ advertiser and sparse-user slices.
         --record benchmarks/results/ab_hir.md
 
 Protocol: synthesize the world (seed 0), train the encoder on the first half of the
-training window (`train_until` = its midpoint, start + 16 days; `--steps` 300, batch 64, content
-features, the default token width or `--dim`), embed users and ads at `train_until`, the
-validation start and the test start (one HIR lookup shared by both A/Bs), then
+training window (`train_until` = its midpoint, start + 16 days; `--steps` 300, batch 64,
+content features, the default token width or `--dim`), embed users and ads at
+`train_until`, the validation start and the test start (one HIR lookup shared by both A/Bs), then
 `run_ab_on_graph` twice. Both arms of each A/B fit on the training examples after
 `train_until` (see docs/ranking.md). `--refresh`: two more encoders, trained from scratch
 until the validation start and until the test start, embed those snapshots, and every
 encoder keeps its last checkpoint (a refresh run: nothing after its `train_until` is
 read, not even for model selection). `--warm-start` starts each refresh run from the
-previous encoder's weights (`init_from`) and trains it `--refresh-steps` steps.
+previous encoder's weights (`init_from`) and trains it `--refresh-steps` steps
+(`train_refreshed`, `hir_sdk.training.refresh_chain`).
 Goal (issue 8): HIR features improve NE by >= 2% relative, more on cold-start
 advertisers, with intervals excluding zero.
 """

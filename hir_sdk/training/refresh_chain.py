@@ -2,11 +2,11 @@
 (by default) warm-started from the run before it (`hir fit --refresh --init-from`).
 
 This is how `hir demo` and `benchmarks/ab_hir.py` keep the encoder that embeds a snapshot
-as fresh as that snapshot: the run named `run` trains until the first time, and one run
-per later time trains until it. In a chain of more than one run every run is a refresh
-run (`select = "last"`): it keeps its last checkpoint, so nothing after its `train_until`
-is read, not even for model selection. A chain of one run keeps the first config's
-`select`.
+as fresh as that snapshot: one run per snapshot time, each trained until it
+(`refresh_ends` names them as the demo does: `run`, `run_validation`, `run_test`). In a
+chain of more than one run every run is a refresh run (`select = "last"`): it keeps its
+last checkpoint, so nothing after its `train_until` is read, not even for model
+selection. A chain of one run keeps the first config's `select`.
 """
 
 from __future__ import annotations
