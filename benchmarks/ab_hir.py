@@ -30,6 +30,7 @@ from pathlib import Path
 
 from publish import publish
 
+from hir_sdk.cli.bounded_int import at_least
 from hir_sdk.evaluation.hir_snapshots import build_hir_lookup
 from hir_sdk.evaluation.pipeline import ABConfig, run_ab_on_graph, write_report
 from hir_sdk.graph import build_graph_from_dir
@@ -53,7 +54,7 @@ def _row(name: str, delta) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", default="small", choices=sorted(SCALES))
-    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--steps", type=at_least(1), default=300)
     parser.add_argument(
         "--dim", type=int, default=ModelSizes.dim, help="the encoder's token width (model.dim)"
     )
@@ -68,9 +69,12 @@ def main() -> None:
         help="with --refresh: start each refresh run from the previous encoder (init_from)",
     )
     parser.add_argument(
-        "--refresh-steps", type=int, default=None, help="steps of a refresh run (default --steps)"
+        "--refresh-steps",
+        type=at_least(1),
+        default=None,
+        help="steps of a refresh run (default --steps)",
     )
-    parser.add_argument("--bootstrap", type=int, default=200)
+    parser.add_argument("--bootstrap", type=at_least(1), default=200)
     parser.add_argument("--out", type=Path, default=None, help="keep the work folder here")
     parser.add_argument("--record", default=None)
     parser.add_argument(
