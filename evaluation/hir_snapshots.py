@@ -55,29 +55,40 @@ def _runs(run: RunPaths) -> list[Path]:
     return runs
 
 
-def _trained_until(run: Path, graph: TemporalGraph) -> int:
-    config = load_config(run / "config.toml")
-    return trained_until(config.train_until, graph.manifest.time, config.select)
+def _run_ends(run: RunPaths, graph: TemporalGraph) -> list[tuple[int, Path]]:
+    """`(trained_until, run)` of each run, in the order given (each config read once)."""
+    ends = []
+    for r in _runs(run):
+        config = load_config(r / "config.toml")
+        ends.append((trained_until(config.train_until, graph.manifest.time, config.select), r))
+    return ends
+
+
+def _default_times(ends: list[tuple[int, Path]], graph: TemporalGraph) -> list[int]:
+    t = graph.manifest.time
+    return sorted({end for end, _ in ends} | {t.validation_start, t.test_start})
+
+
+def _pick_encoders(ends: list[tuple[int, Path]], times: Sequence[int]) -> list[Path]:
+    ordered = sorted((end, k, r) for k, (end, r) in enumerate(ends))
+    picked = []
+    for as_of in times:
+        usable = [r for end, _, r in ordered if end <= as_of]
+        picked.append(usable[-1] if usable else ordered[0][2])
+    return picked
 
 
 def snapshot_times(run: RunPaths, graph: TemporalGraph) -> list[int]:
     """The default refresh times for one run or several on a graph (see the module
     docstring)."""
-    t = graph.manifest.time
-    ends = {_trained_until(r, graph) for r in _runs(run)}
-    return sorted(ends | {t.validation_start, t.test_start})
+    return _default_times(_run_ends(run, graph), graph)
 
 
 def encoder_of_snapshots(run: RunPaths, graph: TemporalGraph, times: Sequence[int]) -> list[Path]:
     """The run that embeds each full snapshot: the one trained until the latest time at or
     before it, else (a snapshot before every run's window ended, which `HirLookup`'s fit
     check then guards) the earliest-ending run."""
-    ends = sorted((_trained_until(r, graph), k, r) for k, r in enumerate(_runs(run)))
-    picked = []
-    for as_of in times:
-        usable = [r for end, _, r in ends if end <= as_of]
-        picked.append(usable[-1] if usable else ends[0][2])
-    return picked
+    return _pick_encoders(_run_ends(run, graph), times)
 
 
 def build_hir_lookup(
@@ -100,8 +111,9 @@ def build_hir_lookup(
     missing = [t for t in node_types if t not in graph.node_types]
     if missing:
         raise InputError(f"node types {missing} are not in the dataset {list(graph.node_types)}")
-    full = sorted(int(t) for t in (times if times is not None else snapshot_times(run, graph)))
-    encoders = encoder_of_snapshots(run, graph, full)
+    ends = _run_ends(run, graph)
+    full = sorted(int(t) for t in (times if times is not None else _default_times(ends, graph)))
+    encoders = _pick_encoders(ends, full)
     snapshots = []
     arrivals = [t for t in arrival_types if t in node_types]
     embedders: dict[Path, Embedder] = {}  # one loaded run and dataset per run
