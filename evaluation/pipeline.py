@@ -66,6 +66,7 @@ class ABConfig:
     confidence: float = 0.95
     seed: int = 0
     sparse_user_events: int = 5
+    new_advertiser_days: int = 14  # the new-advertisers slice: owner younger than this
     xgboost: XGBoostConfig = field(default_factory=XGBoostConfig)
     tune: bool = True  # each XGBoost arm picks from xgboost_grid on validation
     xgboost_grid: tuple[dict, ...] = XGBOOST_GRID
@@ -79,6 +80,8 @@ class ABConfig:
                 raise InputError(f"unknown model {role!r}; choose from {list(MODELS)}")
         if self.control == self.treatment:
             raise InputError("control and treatment must be different models")
+        if self.new_advertiser_days < 1:
+            raise InputError(f"new_advertiser_days must be >= 1, got {self.new_advertiser_days}")
 
     @property
     def hir_arms(self) -> list[str]:
@@ -262,8 +265,10 @@ def run_ab_on_graph(
         test["user"].to_numpy(),
         test["ad"].to_numpy(),
         test["owner"].to_numpy(),
+        test["ts"].to_numpy(),
         cutoff=graph.manifest.time.test_start,
         min_events=config.sparse_user_events,
+        new_days=config.new_advertiser_days,
         truth=truth,
     )
     mark = time.perf_counter()

@@ -37,6 +37,7 @@ def test_report_folder_has_every_artifact(run, tmp_path):
     html = (out / "report.html").read_text()
     for text in (
         "cold-start advertisers",
+        "new advertisers",
         "sparse users",
         "super-interest: fashion",
         "censored",
@@ -47,7 +48,11 @@ def test_report_folder_has_every_artifact(run, tmp_path):
 
 def test_slices_and_protocol(run):
     names = [s.name for s in run.report.ab.slices]
-    assert names[:2] == ["cold-start advertisers", "sparse users (< 5 events before cutoff)"]
+    assert names[:3] == [
+        "cold-start advertisers",
+        "new advertisers (first seen < 14 days before the request)",
+        "sparse users (< 5 events before cutoff)",
+    ]
     assert sum(n.startswith("super-interest") for n in names) == 6
     total = sum(s.examples for s in run.report.ab.slices if s.name.startswith("super"))
     assert total == run.report.ab.examples  # every test ad has a planted super-interest
