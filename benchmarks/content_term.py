@@ -1,6 +1,6 @@
 """Leaf resolution of the ad embeddings with and without the content-similarity term, its
-co-engaged content, its target temperature and the encoder's width, side by side on one
-synthetic world.
+weight, co-engaged content, target temperature and the encoder's width, side by side on
+one synthetic world.
 
     cd /work/main && .venv/bin/python benchmarks/content_term.py --scale small \\
         --record benchmarks/results/content_term.md
@@ -43,8 +43,15 @@ VARIANTS = {
     "content term, target temperature 0.05": (3.0, False, 0.0, 0.05, 64),
     "content term, target temperature 0.005": (3.0, False, 0.0, 0.005, 64),
     "content term with co-engagement 4, temperature 0.005, width 64": (3.0, False, 4.0, 0.005, 64),
-    "the same, width 128 (default)": (3.0, False, 4.0, 0.005, 128),
+    "the same, width 128 (the default before 2026-12-02)": (3.0, False, 4.0, 0.005, 128),
     "the same, width 256": (3.0, False, 4.0, 0.005, 256),
+    "width 128, content weight 6": (6.0, False, 4.0, 0.005, 128),
+    "width 128, co-engagement 8": (3.0, False, 8.0, 0.005, 128),
+    "width 128, target temperature 0.002": (3.0, False, 4.0, 0.002, 128),
+    "width 128, weight 6, target temperature 0.002 (default)": (6.0, False, 4.0, 0.002, 128),
+    "width 128, content weight 10, target temperature 0.002": (10.0, False, 4.0, 0.002, 128),
+    "width 128, target temperature 0.001": (3.0, False, 4.0, 0.001, 128),
+    "width 128, co-engagement 2, target temperature 0.002": (3.0, False, 2.0, 0.002, 128),
 }
 
 

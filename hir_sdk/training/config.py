@@ -10,7 +10,7 @@ seed = 0
 [optim]        lr = 3e-3, weight_decay = 0.05, warmup_steps = 20, clip_norm = 1.0, ema = 0.95
 [distill]      student_temperature = 0.1, teacher_epsilon = 0.05, sinkhorn_iterations = 3
 [engagement]   pairs = 128, weight = 1.0
-[content]      weight = 3.0, target_temperature = 0.005, co_engagement = 4.0
+[content]      weight = 6.0, target_temperature = 0.002, co_engagement = 4.0
 ```
 Unknown keys are an error (a typo must not silently train with defaults).
 """
@@ -118,8 +118,8 @@ class ContentConfig:
     """Content-similarity distillation (`training.content_similarity`); only with
     `use_content`."""
 
-    weight: float = 3.0
-    target_temperature: float = 0.005
+    weight: float = 6.0
+    target_temperature: float = 0.002
     temperature: float = 0.1
     # weight of the co-engaged content in the targets (`training.co_engagement`); 0: none
     co_engagement: float = 4.0

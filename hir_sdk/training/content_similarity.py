@@ -21,9 +21,10 @@ nodes of its type in the batch to follow the one these content targets give:
 edges of the training window only (`ContentTargets.build`); nodes without content of
 their own (users) take no part. The mixed targets need a sharp `tau_t`: in 300-step runs
 an encoder trained on them at 0.05 kept fewer same-leaf neighbours (72%) than one trained
-on the plain targets (81%); at 0.005, 89% (`benchmarks/content_term.py`). It is a
-relational target: the embedding is free to place the clusters anywhere and to add what
-the engagement graph says, as long as content neighbours stay near.
+on the plain targets (81%); at 0.005, 89% (width 64). At width 128, 0.005 gave 92.8%;
+0.002 with the term's weight doubled (6, the defaults) 95.5% (`benchmarks/content_term.py`).
+It is a relational target: the embedding is free to place the clusters anywhere and to
+add what the engagement graph says, as long as content neighbours stay near.
 """
 
 from __future__ import annotations
