@@ -84,11 +84,12 @@ def test_slices(
     if new_days < 1:
         raise ValueError(f"test_slices: new_days must be >= 1, got {new_days}")
     seen = first_seen(graph)
-    owner_seen = np.where(owner >= 0, seen[np.maximum(owner, 0)], _LATE)
+    owned = owner >= 0  # an ad without an owner is in neither advertiser slice
+    owner_seen = np.where(owned, seen[np.maximum(owner, 0)], _LATE)
     slices = {
-        "cold-start advertisers": (owner >= 0) & (owner_seen >= cutoff),
+        "cold-start advertisers": owned & (owner_seen >= cutoff),
         f"new advertisers (first seen < {new_days} days before the request)": (
-            (owner >= 0) & (owner_seen > np.asarray(ts, dtype=np.int64) - new_days * DAY)
+            owned & (owner_seen > np.asarray(ts, dtype=np.int64) - new_days * DAY)
         ),
         f"sparse users (< {min_events} events before cutoff)": events_before(graph, cutoff)[user]
         < min_events,
