@@ -5,8 +5,8 @@
 - new advertisers: the ad's owner was first seen less than `new_days` days before the
   request (its age at the request, not at the cutoff): the cold-start advertisers and
   those that arrived shortly before the test window. On `small` the cold-start slice
-  holds about 1,100 test examples and 8 conversions, too few for an interval that says
-  much; the new advertisers (14 days) about 4,600 and 36;
+  holds about 1,100 test examples and 8 conversions, so its interval is wide; the new
+  advertisers (14 days) about 4,600 and 36;
 - sparse users: fewer than `min_events` events (any type) before the cutoff;
 - one slice per planted super-interest of the ad, when the dataset has a `truth/` folder
   (synthetic worlds do; only evaluation ever reads it).

@@ -5,7 +5,9 @@ For a query `(node, t)` the snapshot used is the latest one with `as_of <= t` th
 the node (a snapshot at `as_of` only saw edges before it), never a newer one: a full
 snapshot holds every entity that existed at its time, and arrival snapshots
 (`hir_sdk.interests.arrivals`) add the entities created since, with the full snapshot's
-quantizer. With none, `found` is False and the values are fill values (zeros, -1).
+quantizer. A row is served only from its own `as_of` on: in creation snapshots
+(`embed_on_creation`) each row has its own time. With none, `found` is False and the
+values are fill values (zeros, -1).
 
 Snapshots also say until when their encoder trained (`trained_until`; with refreshed
 encoders each snapshot has its own). An example at time `t` reads the snapshot before
@@ -66,6 +68,8 @@ class HirLookup:
         self.prototype_sizes = [int(p.shape[0]) for p in self.snapshots[0].prototypes]
         # per snapshot: (N,) row of each global node, -1 when absent
         self._rows = [snapshot_rows(s, graph) for s in self.snapshots]
+        # per snapshot: (rows,) the time each row was embedded at, served from then on
+        self._from = [s.table["as_of"].to_numpy() for s in self.snapshots]
         # per snapshot: the full snapshot it extends (itself, unless an arrival snapshot)
         full = {int(s.as_of): k for k, s in enumerate(self.snapshots) if not _arrival(s)}
         self.base_of = np.array(
@@ -156,7 +160,9 @@ class HirLookup:
         for k in reversed(range(len(self.snapshots))):  # the latest holding the node wins
             mine = np.flatnonzero((pick >= k) & valid & ~found)
             rows = self._rows[k][flat_nodes[mine]]
-            hit, rows = mine[rows >= 0], rows[rows >= 0]
+            held = rows >= 0
+            held[held] = self._from[k][rows[held]] <= flat_t[mine[held]]
+            hit, rows = mine[held], rows[held]
             z[hit] = self._z[k][rows]
             clusters[hit] = self._clusters[k][rows]
             tokens[hit] = self._tokens[k][rows]

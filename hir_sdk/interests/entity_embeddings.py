@@ -12,7 +12,9 @@ OUT/
 `embed_entities` returns the same as an `EntityEmbeddings` (a polars table, `to_arrow()`
 for pyarrow); `write_embeddings` / `read_embeddings` store and load it, atomically.
 The quantizer is fitted on the embeddings it encodes, all of which are as of `as_of`, so
-the tokens are as leak-free as the embeddings.
+the tokens are as leak-free as the embeddings. A row's `as_of` column is the time it was
+embedded at: the snapshot's time, except in creation snapshots
+(`hir_sdk.interests.arrivals.embed_on_creation`), whose rows each have their own.
 """
 
 from __future__ import annotations
@@ -127,10 +129,16 @@ def snapshot_of(
     run: str | Path,
     checkpoint: str,
     meta: dict[str, Any] | None = None,
+    times: np.ndarray | None = None,
 ) -> EntityEmbeddings:
     """The snapshot of `nodes` embedded by `embedder` (`z`, cluster `logits`), with BoM
-    tokens from `quantizer`; `meta` adds keys to the metadata."""
+    tokens from `quantizer`; `meta` adds keys to the metadata. `times`: each row's own
+    `as_of` when the rows were embedded at different times (default the embedder's); the
+    snapshot's `as_of` is then the earliest of them."""
     graph = embedder.graph
+    if times is None:
+        times = np.full(len(nodes), embedder.as_of, dtype=np.int64)
+    as_of = int(times.min()) if len(times) else embedder.as_of
     codes = quantizer.encode(z)  # the slow step: done once, for the tokens and the error
     tokens = quantizer.tokens(codes)
     codebooks = int(quantizer.num_codebooks)
@@ -138,7 +146,7 @@ def snapshot_of(
     columns: dict[str, Any] = {
         "node_type": pl.Series(types.tolist(), dtype=pl.Categorical),
         "node_id": graph.node_ids_of(nodes),
-        "as_of": pl.Series(np.full(len(nodes), embedder.as_of, dtype=np.int64)),
+        "as_of": pl.Series(np.asarray(times, dtype=np.int64)),
         "embedding": pl.Series(z, dtype=pl.Array(pl.Float32, z.shape[1])),
     }
     for level, lg in enumerate(logits):
@@ -158,8 +166,8 @@ def snapshot_of(
             "trained_on": embedder.trained_on,
             "trained_until": embedder.trained_until,  # the encoder saw no edge from here on
             "data_fingerprint": graph.fingerprint,
-            "as_of": embedder.as_of,
-            "as_of_iso": iso_time(embedder.as_of),
+            "as_of": as_of,
+            "as_of_iso": iso_time(as_of),
             "rows": len(table),
             "counts": dict(zip(counts["node_type"].cast(pl.String), counts["len"], strict=True)),
             "dim": int(z.shape[1]),

@@ -100,8 +100,11 @@ class Embedder:
         """Unit-norm interest prototypes per level, coarse to fine: (K_l, out_dim)."""
         return [p.detach().numpy() for p in self.model.prototypes.prototypes()]
 
-    def entities(self, node_types: list[str] | None = None) -> np.ndarray:
-        """Global indices of the nodes of `node_types` (default: all) created before as_of."""
+    def entities(
+        self, node_types: list[str] | None = None, *, before: int | None = None
+    ) -> np.ndarray:
+        """Global indices of the nodes of `node_types` (default: all) created before as_of
+        (or before `before`)."""
         g = self.graph
         types = list(g.node_types) if node_types is None else node_types
         nodes = [
@@ -109,17 +112,24 @@ class Embedder:
             for c in (g.type_code(t) for t in types)
         ]
         nodes = np.concatenate(nodes) if nodes else np.zeros(0, dtype=np.int64)
-        return nodes[g.created_ts[nodes] < self.as_of]
+        return nodes[g.created_ts[nodes] < (self.as_of if before is None else before)]
 
-    def embed(self, nodes: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
-        """Embeddings (N, out_dim) and cluster logits per level of `nodes`, as of as_of."""
+    def embed(
+        self, nodes: np.ndarray, cutoffs: np.ndarray | None = None
+    ) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Embeddings (N, out_dim) and cluster logits per level of `nodes`, as of as_of, or
+        each as of its own `cutoffs[i]` (views hold only edges before it). World knowledge
+        pooled as of `as_of` is used only at cutoffs from `as_of` on, so an earlier cutoff
+        never reads it (`KnowledgeBase.gather`)."""
         nodes = np.asarray(nodes, dtype=np.int64)
+        if cutoffs is None:
+            cutoffs = np.full(len(nodes), self.as_of, dtype=np.int64)
         return embed_nodes(
             self.model,
             self.builder,
             self.sampler_config.teacher,
             nodes,
-            np.full(len(nodes), self.as_of, dtype=np.int64),
+            np.asarray(cutoffs, dtype=np.int64),
             impl=self.impl,
             batch_size=self.batch_size,
         )

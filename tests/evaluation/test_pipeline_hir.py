@@ -102,31 +102,45 @@ def test_snapshot_lookup_refuses_fitting_before_the_encoder_window(tiny_world, e
         HirLookup(graph, [stale]).check_fit_window(0)
 
 
-def test_lookup_adds_daily_arrivals_of_new_ads_between_full_refreshes(tiny_world, early_run):
+def test_lookup_adds_new_ads_on_creation_and_daily_between_full_refreshes(tiny_world, early_run):
     from hir_sdk.evaluation.hir_snapshots import build_hir_lookup
     from hir_sdk.graph import build_graph_from_dir
+    from hir_sdk.interests.arrivals import ON_CREATION
 
     graph = build_graph_from_dir(tiny_world)
     t = graph.manifest.time
     times = [t.validation_start, t.test_start]
     lookup = build_hir_lookup(early_run, tiny_world, graph, times=times)
-    plain = build_hir_lookup(early_run, tiny_world, graph, times=times, arrivals_every=None)
+    daily = build_hir_lookup(early_run, tiny_world, graph, times=times, creation_latency=None)
+    plain = build_hir_lookup(
+        early_run, tiny_world, graph, times=times, arrivals_every=None, creation_latency=None
+    )
     assert [s.as_of for s in lookup.full_snapshots] == times
     assert len(plain.snapshots) == 2
-    arrivals = [s for s in lookup.snapshots if "arrivals_since" in s.meta]
-    assert arrivals and len(lookup.snapshots) == 2 + len(arrivals)
+    arrivals = [s for s in daily.snapshots if "arrivals_since" in s.meta]
+    assert arrivals and len(daily.snapshots) == 2 + len(arrivals)
     for s in arrivals:
         base = max(f for f in times if f < s.as_of)
         assert s.meta["arrivals_since"] == base and (s.as_of - base) % 86_400 == 0
         assert set(s.table["node_type"].cast(str).unique().to_list()) == {"ad"}
-        assert s.quantizer is lookup.full_snapshots[times.index(base)].quantizer
-    # an ad launched during the test window has HIR rows from the day after its launch
+        assert s.quantizer is daily.full_snapshots[times.index(base)].quantizer
+    # by default, one creation snapshot more per full snapshot, a minute's latency
+    created = [s for s in lookup.snapshots if ON_CREATION in s.meta]
+    assert len(created) == 2 and len(lookup.snapshots) == len(daily.snapshots) + 2
+    assert all(s.meta[ON_CREATION] == 60 for s in created)
+    # an ad launched during the test window has HIR rows from a minute after its launch,
+    # and from its first daily arrival snapshot on, the daily rows
     ads = np.arange(
         graph.type_offsets[graph.type_code("ad")], graph.type_offsets[graph.type_code("ad") + 1]
     )
     late = ads[(graph.created_ts[ads] >= t.test_start) & (graph.created_ts[ads] < t.end - 86_400)]
+    born = graph.created_ts[late]
+    day_after = (born - t.test_start) // 86_400 * 86_400 + t.test_start + 86_400
+    late, born, day_after = (a[born + 60 < day_after] for a in (late, born, day_after))
     assert len(late) > 0
-    day_after = (graph.created_ts[late] - t.test_start) // 86_400 * 86_400 + t.test_start + 86_400
-    assert lookup.lookup(late, day_after).found.all()
-    assert not lookup.lookup(late, day_after - 1).found.any()
+    assert daily.lookup(late, day_after).found.all()
+    assert not daily.lookup(late, day_after - 1).found.any()
+    assert lookup.lookup(late, born + 60).found.all()
+    assert not lookup.lookup(late, born + 59).found.any()
+    np.testing.assert_array_equal(lookup.lookup(late, day_after).z, daily.lookup(late, day_after).z)
     assert not plain.lookup(late, np.full(len(late), t.end - 1)).found.any()
