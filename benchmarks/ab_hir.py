@@ -6,7 +6,7 @@ advertiser and sparse-user slices.
     cd /work/main && .venv/bin/python benchmarks/ab_hir.py --scale small \\
         --record benchmarks/results/ab_hir.md
 
-Protocol: synthesize the world (seed 0), train the encoder on the first half of the
+Protocol: synthesize the world (`--seed`, default 0), train the encoder on the first half of the
 training window (`train_until` = its midpoint, start + 16 days; `--steps` 300, batch 64,
 content features, the default token width or `--dim`), embed users and ads at
 `train_until`, the validation start and the test start (one HIR lookup shared by both A/Bs), then
@@ -74,6 +74,7 @@ def main() -> None:
         default=None,
         help="steps of a refresh run (default --steps)",
     )
+    parser.add_argument("--seed", type=int, default=0, help="the synthetic world's seed")
     parser.add_argument("--bootstrap", type=at_least(1), default=200)
     parser.add_argument("--out", type=Path, default=None, help="keep the work folder here")
     parser.add_argument("--record", default=None)
@@ -93,7 +94,7 @@ def main() -> None:
     args = parser.parse_args()
     work = args.out or Path(tempfile.mkdtemp(prefix="hir_ab_"))
     started = time.perf_counter()
-    write_world(generate_world(SCALES[args.scale], seed=0), work / "data")
+    write_world(generate_world(SCALES[args.scale], seed=args.seed), work / "data")
     graph = build_graph_from_dir(work / "data")
     t = graph.manifest.time
     ends = refresh_ends(t, training_midpoint(t), refresh=args.refresh)
@@ -125,6 +126,7 @@ def main() -> None:
         f"{'' if args.dim == ModelSizes.dim else f'--dim {args.dim} '}"
         f"{'--refresh ' if args.refresh else ''}{'--warm-start ' if args.warm_start else ''}"
         f"{f'--refresh-steps {args.refresh_steps} ' if args.refresh_steps else ''}"
+        f"{f'--seed {args.seed} ' if args.seed else ''}"
         f"--treatments {' '.join(args.treatments)}{'' if args.tune else ' --no-tune'}` "
         f"({encoders} trained until {', '.join(iso_time(e) for e in ends.values())}: "
         f"{trained - started:.0f} s; three snapshots: {embedded - trained:.0f} s; "
