@@ -42,7 +42,6 @@ from hir_sdk.evaluation.report_html import render_html
 from hir_sdk.evaluation.slices import test_slices
 from hir_sdk.graph import TemporalGraph, build_graph
 from hir_sdk.graph.owners import owner_of_nodes
-from hir_sdk.interests.arrivals import ON_CREATION
 from hir_sdk.io.atomic import atomic_output_dir
 from hir_sdk.ranking.baselines import PopularityModel, XGBoostBaseline, XGBoostConfig
 from hir_sdk.ranking.features import AsOfFeatures
@@ -350,7 +349,7 @@ def _protocol(
     if hir is not None and config.hir_arms:
         snaps = ", ".join(iso_time(s.as_of) for s in hir.full_snapshots)
         arrivals = len(hir.snapshots) - len(hir.full_snapshots)
-        on_creation = sum(len(s.table) for s in hir.snapshots if ON_CREATION in s.meta)
+        on_creation = hir.created_rows
         encoders = (
             "each embedded by an encoder trained until its time"
             if hir.refreshed

@@ -26,7 +26,7 @@ import numpy as np
 from hir_sdk.errors import InputError
 from hir_sdk.graph import TemporalGraph
 from hir_sdk.interests import EntityEmbeddings
-from hir_sdk.interests.arrivals import ARRIVALS_SINCE
+from hir_sdk.interests.arrivals import ARRIVALS_SINCE, ON_CREATION
 from hir_sdk.interests.hierarchy import snapshot_rows
 from hir_sdk.schema.manifest import iso_time
 
@@ -91,6 +91,11 @@ class HirLookup:
     def full_snapshots(self) -> list[EntityEmbeddings]:
         """The full snapshots (not arrival snapshots), oldest first."""
         return [self.snapshots[k] for k in self.full_indices]
+
+    @property
+    def created_rows(self) -> int:
+        """How many entities the creation snapshots embedded on creation."""
+        return sum(len(s.table) for s in self.snapshots if ON_CREATION in s.meta)
 
     @property
     def trained_until(self) -> int:

@@ -115,7 +115,6 @@ def run(args: argparse.Namespace) -> int:
     from hir_sdk.evaluation.report import metric_rows
     from hir_sdk.export import export_run
     from hir_sdk.interests import write_embeddings
-    from hir_sdk.interests.arrivals import ON_CREATION
 
     step = _Steps(7)
     out = Path(args.out)
@@ -146,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
         latest = hir.full_snapshots[-1]
         write_embeddings(latest, tmp / "embeddings")
         sizes = latest.meta["bom"]
-        on_creation = sum(len(s.table) for s in hir.snapshots if ON_CREATION in s.meta)
+        on_creation = hir.created_rows
         step(
             f"embedded users and ads at {len(hir.full_snapshots)} refresh times, new ads "
             f"a minute after their creation ({on_creation:,}) and daily in between "

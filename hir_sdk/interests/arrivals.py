@@ -105,7 +105,8 @@ def embed_on_creation(
     nodes = embedder.entities(types, before=stop)
     nodes = nodes[created[nodes] >= base.as_of]
     times = created[nodes] + latency
-    nodes, times = nodes[times < stop], times[times < stop]
+    keep = times < stop
+    nodes, times = nodes[keep], times[keep]
     if len(nodes) == 0:
         return None
     return _added_to(

@@ -128,6 +128,7 @@ def test_lookup_adds_new_ads_on_creation_and_daily_between_full_refreshes(tiny_w
     created = [s for s in lookup.snapshots if ON_CREATION in s.meta]
     assert len(created) == 2 and len(lookup.snapshots) == len(daily.snapshots) + 2
     assert all(s.meta[ON_CREATION] == 60 for s in created)
+    assert lookup.created_rows == sum(len(s.table) for s in created) > 0 == daily.created_rows
     # an ad launched during the test window has HIR rows from a minute after its launch,
     # and from its first daily arrival snapshot on, the daily rows
     ads = np.arange(
