@@ -127,10 +127,10 @@ def test_samplers_in_two_threads_give_the_blas_threads_back(setup, monkeypatch):
     graph, anchors, cutoffs = setup
     builder = BatchBuilder(graph)
     before = _thread_settings()
-    if ("blas", 1) in before[0]:
+    if all(n == 1 for api, n in before[0] if api == "blas"):
         pytest.skip("BLAS runs one thread here: a lost thread count would not show")
     a_in, b_arrived, a_out = threading.Event(), threading.Event(), threading.Event()
-    inside = {}  # BLAS threads each thread encoded with
+    inside = {}  # the BLAS thread counts each thread encoded with
 
     class Announced:  # B says when it reaches the block, whether it waits there or not
         def __init__(self, lock):
@@ -148,7 +148,7 @@ def test_samplers_in_two_threads_give_the_blas_threads_back(setup, monkeypatch):
 
     def ordered_pack(self, sub):  # runs inside the block
         name = threading.current_thread().name
-        inside[name] = [d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"]
+        inside[name] = {d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"}
         if name == "A":
             a_in.set()
             b_arrived.wait()
@@ -171,7 +171,7 @@ def test_samplers_in_two_threads_give_the_blas_threads_back(setup, monkeypatch):
         thread.start()
     for thread in threads:
         thread.join()
-    assert inside == {"A": [1], "B": [1]}
+    assert inside == {"A": {1}, "B": {1}}  # every BLAS library loaded
     assert _thread_settings() == before
 
 
