@@ -66,6 +66,12 @@ class AdditiveQuantizer(Quantizer):
     def _init_args(self) -> dict[str, Any]:
         return {**super()._init_args(), "beam_size": self.beam_size, "icm_passes": self.icm_passes}
 
+    def fit_bytes(self, dim: int) -> int:
+        """Adds the least-squares update's (M*K, M*K) float64 system, which LAPACK copies,
+        and the (K, K) code-pair counts (`hir_sdk.bom.least_squares`)."""
+        size = self.num_codebooks * self.codebook_size
+        return super().fit_bytes(dim) + 2 * 8 * size * size + 8 * self.codebook_size**2
+
     def fit(
         self,
         x: Any,

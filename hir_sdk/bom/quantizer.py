@@ -7,6 +7,10 @@ Notable:
 - every mistake in the caller's data is an `InputError` naming a few offending rows:
   wrong ndim, non-numeric or non-finite values, the wrong width at encode time, too few
   rows to fit (N < K), codes of the wrong shape or out of range;
+- sizes are bounded so that a typo cannot exhaust memory: M <= `MAX_CODEBOOKS`,
+  K <= `MAX_CODEWORDS`, and `fit` refuses sizes whose working memory (`fit_bytes`: the
+  codebooks, the largest distance block, the additive kind's (M*K, M*K) least-squares
+  system) would pass `FIT_MEMORY_LIMIT`, before it allocates any of it;
 - `save` writes a folder atomically (`hir_sdk.io.atomic`); `load` reads it back with
   `allow_pickle=False` and checks the kind, shapes and values:
 
@@ -30,6 +34,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from hir_sdk import __version__
+from hir_sdk.bom.kmeans import CHUNK_ROWS
 from hir_sdk.errors import InputError
 from hir_sdk.io.atomic import atomic_output_dir
 from hir_sdk.io.saved_meta import read_saved_meta
@@ -37,6 +42,9 @@ from hir_sdk.io.saved_meta import read_saved_meta
 FORMAT_VERSION = 1
 META_FILE = "quantizer.json"
 ARRAYS_FILE = "codebooks.npz"
+MAX_CODEBOOKS = 64  # M: codes per vector
+MAX_CODEWORDS = 65_536  # K: codewords per codebook
+FIT_MEMORY_LIMIT = 8 * 2**30  # bytes of working memory a fit may plan for
 
 Q = TypeVar("Q", bound="Quantizer")
 
@@ -103,6 +111,20 @@ def whole_number(name: str, value: Any, *, least: int) -> int:
     return int(value)
 
 
+def check_sizes(num_codebooks: Any, codebook_size: Any) -> tuple[int, int]:
+    """`(M, K)` as ints, or an error: a `ValueError` unless both are whole numbers >= 1,
+    an `InputError` beyond `MAX_CODEBOOKS` / `MAX_CODEWORDS` (a caller can check sizes
+    given on a command line with it before any other work)."""
+    m = whole_number("num_codebooks", num_codebooks, least=1)
+    k = whole_number("codebook_size", codebook_size, least=1)
+    if m > MAX_CODEBOOKS or k > MAX_CODEWORDS:
+        raise InputError(
+            f"at most {MAX_CODEBOOKS} codebooks of at most {MAX_CODEWORDS:,} codewords, "
+            f"got {m:,} codebooks of {k:,}"
+        )
+    return m, k
+
+
 def fingerprint_array(x: np.ndarray) -> str:
     """SHA-256 of an array's shape and float32 bytes, as 16 hex digits."""
     digest = hashlib.sha256(str(x.shape).encode())
@@ -133,10 +155,10 @@ class Quantizer(ABC):
     """
 
     kind: str = ""
+    beam_size: int = 1  # partial codes kept per row when encoding (kinds with a beam set it)
 
     def __init__(self, num_codebooks: int = 8, codebook_size: int = 256) -> None:
-        self.num_codebooks = whole_number("num_codebooks", num_codebooks, least=1)
-        self.codebook_size = whole_number("codebook_size", codebook_size, least=1)
+        self.num_codebooks, self.codebook_size = check_sizes(num_codebooks, codebook_size)
         self.codebooks: np.ndarray | None = None
         self.dim: int | None = None
         self.seed: int | None = None
@@ -180,6 +202,13 @@ class Quantizer(ABC):
         """Raise `InputError` when this kind cannot quantize vectors of width `dim`."""
         return None  # any width will do, unless a subclass says otherwise
 
+    def fit_bytes(self, dim: int) -> int:
+        """Working memory a fit on `dim`-wide vectors needs whatever the row count: the
+        float32 codebooks and the largest (rows, beam * K) float32 distance block of
+        k-means and beam search (rows: `CHUNK_ROWS`). Kinds with more add theirs."""
+        codebooks = 4 * int(np.prod(self._codebook_shape(dim), dtype=np.int64))
+        return codebooks + 4 * CHUNK_ROWS * self.beam_size * self.codebook_size
+
     # ---- shared ------------------------------------------------------------------------
     def _start_fit(self, x: Any, *, seed: int, **options: Any) -> np.ndarray:
         """Check the training rows and record what `save` writes about this fit."""
@@ -189,6 +218,14 @@ class Quantizer(ABC):
                 f"fitting needs at least codebook_size={self.codebook_size} rows, got {len(x)}"
             )
         self._check_width(int(x.shape[1]))
+        need = self.fit_bytes(int(x.shape[1]))
+        if need > FIT_MEMORY_LIMIT:
+            raise InputError(
+                f"fitting {self.num_codebooks} codebooks of {self.codebook_size:,} codewords "
+                f"on {x.shape[1]}-dim vectors ({self.kind}) needs about {need / 2**30:,.1f} "
+                f"GiB, more than the {FIT_MEMORY_LIMIT / 2**30:.0f} GiB allowed: use fewer "
+                "codebooks or codewords"
+            )
         self.codebooks = None
         self.dim = int(x.shape[1])
         self.seed = int(seed)

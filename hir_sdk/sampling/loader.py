@@ -19,10 +19,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+import torch.distributed as dist
 from threadpoolctl import threadpool_limits
 from torch.utils.data import DataLoader, Dataset
 
 from hir_sdk.graph.temporal_graph import TemporalGraph
+from hir_sdk.sampling.blas_threads import one_blas_thread
 from hir_sdk.sampling.config import SamplerConfig, ViewConfig
 from hir_sdk.sampling.encodings import EncodingConfig, encode
 from hir_sdk.sampling.node_features import NodeFeaturizer
@@ -147,14 +149,14 @@ class BatchBuilder:
     def build_view(self, anchors: np.ndarray, cutoffs: np.ndarray, view: ViewConfig) -> PackedBatch:
         """One view (e.g. the student's) of a batch of anchors, packed."""
         sub = self.sampler.sample(anchors, cutoffs, view)
-        with threadpool_limits(1):
+        with one_blas_thread():
             return self._pack(sub)
 
     def build(self, anchors: np.ndarray, cutoffs: np.ndarray, index: int = 0) -> TrainingBatch:
         views = self.sampler.views(anchors, cutoffs)
         # one BLAS thread in every process: multi-threaded BLAS sums in another order,
         # and the random-walk encodings would differ in the last bit between workers
-        with threadpool_limits(1):
+        with one_blas_thread():
             teacher, student = self._pack(views.teacher), self._pack(views.student)
         return TrainingBatch(index=index, teacher=teacher, student=student)
 
@@ -184,17 +186,26 @@ def _keep(batch: TrainingBatch) -> TrainingBatch:
 def _single_threaded_worker(worker_id: int) -> None:
     """Workers sample with numpy: one BLAS and one torch thread each keeps them from
     competing with the training process for cores (oversubscription halves throughput on
-    a 2-core machine)."""
+    a 2-core machine). A worker is a process of its own, so these settings stay in it."""
     del worker_id
     torch.set_num_threads(1)
     threadpool_limits(1)
+
+
+def worker_start_method() -> str:
+    """How loader workers start: forked from the training process, except once it has
+    joined a process group (`torchrun`). Forking then would copy the group's live
+    threads, sockets and locks (gloo, NCCL) into a child that can deadlock on them, so
+    each worker is forked instead from a clean `forkserver` process, at the cost of
+    importing the SDK and receiving the dataset once per worker and epoch."""
+    return "forkserver" if dist.is_available() and dist.is_initialized() else "fork"
 
 
 def make_loader(
     builder: BatchBuilder, schedule: AnchorSchedule, *, epoch: int, start_batch: int = 0
 ) -> DataLoader:
     """Batches `start_batch..` of `epoch`, in order, prepared by `num_workers` processes
-    (0: in the training process, synchronously)."""
+    (0: in the training process, synchronously; see `worker_start_method`)."""
     workers = schedule.config.num_workers
     return DataLoader(
         _EpochBatches(builder, schedule, epoch, start_batch),
@@ -203,7 +214,7 @@ def make_loader(
         num_workers=workers,
         collate_fn=_keep,
         prefetch_factor=schedule.config.prefetch if workers else None,
-        multiprocessing_context="fork" if workers else None,
+        multiprocessing_context=worker_start_method() if workers else None,
         worker_init_fn=_single_threaded_worker if workers else None,
         generator=torch.Generator().manual_seed(schedule.config.seed),
     )

@@ -6,16 +6,41 @@ averaged with one all-reduce per parameter before the (identical) optimizer step
 is what DistributedDataParallel does. The average is taken explicitly because a step makes
 two forward passes (views and engagement pairs) before its backward. Backend: NCCL on
 GPUs, gloo on CPU. Running statistics (the projection's per-type centres) are averaged
-after each step too, so the ranks keep identical models. Only rank 0 writes the run folder.
+after each step too, so the ranks keep identical models.
+
+Rules every rank keeps, so that no rank waits forever for another:
+
+- **One GPU per rank**: rank `LOCAL_RANK` of a machine uses `cuda:LOCAL_RANK`
+  (`device_for`); more ranks than visible GPUs is an error, not a shared GPU.
+- **Only rank 0 writes the run folder**, through `on_rank_zero`: every rank then learns
+  whether the write worked before the next collective, and if it failed every rank
+  raises (rank 0 its own error, the others `RankZeroFailed`) instead of waiting in an
+  all-reduce that rank 0 will never join.
+- **Every rank sees the same validation**: the cluster queue holds the whole batch's
+  teacher embeddings on every rank (`gather_shares`), each rank validates the same inputs
+  and the metrics are averaged (`mean_over_ranks`), so the validation loss, and with it
+  the checkpoint kept as `best.pt`, do not depend on the number of ranks.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 import torch
 import torch.distributed as dist
+
+from hir_sdk.errors import InputError
+
+DEVICES = ("auto", "cpu", "cuda")
+
+
+T = TypeVar("T")
+
+
+class RankZeroFailed(RuntimeError):
+    """Raised on every other rank when rank 0 failed to write the run folder."""
 
 
 def world() -> tuple[int, int]:
@@ -25,14 +50,132 @@ def world() -> tuple[int, int]:
     return 0, 1
 
 
+def local_rank() -> int | None:
+    """This process's slot on its machine (`LOCAL_RANK`, set by `torchrun`); None when
+    the variable is not set."""
+    value = os.environ.get("LOCAL_RANK")
+    if value is None:
+        return None
+    if not value.strip().isdigit():
+        raise InputError(f"LOCAL_RANK must be a whole number >= 0, got {value!r}")
+    return int(value)
+
+
+def device_for(choice: str, local_rank: int | None, cuda_devices: int) -> torch.device:
+    """The device a rank trains on: `choice` ("auto": CUDA when there is a GPU), and on
+    CUDA the GPU numbered `local_rank` (one GPU per rank of a machine); without a local
+    rank, the current CUDA device."""
+    if choice not in DEVICES:
+        raise InputError(f"device must be one of {', '.join(DEVICES)}, got {choice!r}")
+    if choice == "cpu" or (choice == "auto" and cuda_devices == 0):
+        return torch.device("cpu")
+    if cuda_devices == 0:
+        raise InputError("device = 'cuda' but this machine has no visible CUDA device")
+    if local_rank is None:
+        return torch.device("cuda")
+    if local_rank >= cuda_devices:
+        raise InputError(
+            f"rank {local_rank} of this machine has no GPU of its own: {cuda_devices} "
+            "visible, one per rank (start at most that many ranks per machine, e.g. "
+            "torchrun --nproc_per_node)"
+        )
+    return torch.device("cuda", local_rank)
+
+
 def init_from_env() -> bool:
     """Join the process group `torchrun` describes in the environment; False when the
-    process runs alone (no `WORLD_SIZE`, or 1)."""
+    process runs alone (no `WORLD_SIZE`, or 1). On GPUs each rank first selects its own
+    device, `cuda:LOCAL_RANK`, so NCCL does not put every rank on GPU 0."""
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1 or dist.is_initialized():
         return dist.is_initialized()
-    backend = "nccl" if torch.cuda.is_available() else "gloo"
-    dist.init_process_group(backend=backend)
+    cuda = torch.cuda.is_available()
+    if cuda:
+        device = device_for("cuda", local_rank(), torch.cuda.device_count())
+        if device.index is not None:
+            torch.cuda.set_device(device)
+    dist.init_process_group(backend="nccl" if cuda else "gloo")
     return True
+
+
+def _collective_device() -> torch.device:
+    """Where small tensors for a collective live: the rank's GPU under NCCL, else CPU."""
+    if dist.get_backend() == "nccl":
+        return torch.device("cuda", torch.cuda.current_device())
+    return torch.device("cpu")
+
+
+def on_rank_zero(action: Callable[[], T]) -> T | None:
+    """Run `action` (a write to the run folder) on rank 0 only, then tell every rank
+    whether it worked: if it raised, rank 0 raises its error and every other rank
+    `RankZeroFailed`, all before anyone reaches the next collective. Returns what
+    `action` returned on rank 0, None on the others; alone, just `action()`. Every rank
+    must call this at the same point (it is a collective)."""
+    rank, size = world()
+    if size == 1:
+        return action()
+    error: Exception | None = None
+    result = None
+    if rank == 0:
+        try:
+            result = action()
+        except Exception as err:  # any failure stops every rank, below
+            error = err
+    failed = torch.tensor([error is not None], dtype=torch.int32, device=_collective_device())
+    dist.all_reduce(failed, op=dist.ReduceOp.MAX)
+    if error is not None:
+        raise error
+    if failed.item():
+        raise RankZeroFailed("rank 0 failed to write the run folder (its log says why)")
+    return result
+
+
+def mean_over_ranks(values: dict[str, float]) -> dict[str, float]:
+    """Each value averaged over the ranks (one all-reduce), so every rank holds the very
+    same numbers; integers stay integers. The identity when alone."""
+    _, size = world()
+    if size == 1:
+        return values
+    names = list(values)
+    total = torch.tensor(
+        [float(values[k]) for k in names], dtype=torch.float64, device=_collective_device()
+    )
+    dist.all_reduce(total, op=dist.ReduceOp.SUM)
+    mean = (total / size).tolist()
+    return {
+        k: round(m) if isinstance(values[k], int) else m for k, m in zip(names, mean, strict=True)
+    }
+
+
+def gather_shares(*parts: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """The whole batch from every rank's share of it (rank `r` holds rows `r::world_size`,
+    as the loader deals them), in the batch's own order, on every rank. The tensors of
+    `parts` share their first dimension. The identity when alone.
+
+    ```
+    ranks' shares, padded to the longest   row j of rank r   -> batch row j * W + r
+    rank 0: b0 b2 b4      stack (j, r):    b0 b1 | b2 b3 | b4 _  -> flatten, drop padding
+    rank 1: b1 b3 _
+    ```
+    """
+    _, size = world()
+    if size == 1:
+        return parts
+    device = parts[0].device
+    count = torch.tensor([len(parts[0])], dtype=torch.int64, device=device)
+    counts = [torch.zeros_like(count) for _ in range(size)]
+    dist.all_gather(counts, count)
+    sizes = [int(c) for c in counts]
+    total, most = sum(sizes), max(sizes)
+    if sizes != [len(range(r, total, size)) for r in range(size)]:
+        raise ValueError(f"gather_shares: shares {sizes} are not rows r::{size} of one batch")
+    whole = []
+    for part in parts:
+        padded = part.new_zeros((most, *part.shape[1:]))
+        padded[: len(part)] = part
+        pieces = [torch.empty_like(padded) for _ in range(size)]
+        dist.all_gather(pieces, padded)
+        whole.append(torch.stack(pieces, dim=1).flatten(0, 1)[:total])  # (total, ...)
+    return tuple(whole)
 
 
 def average_gradients(parameters: Iterable[torch.nn.Parameter]) -> None:

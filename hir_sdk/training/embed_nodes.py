@@ -5,12 +5,16 @@ The next batch is sampled, encoded and packed (numpy, one thread) while the mode
 the current one. On CPU the model then gets one intra-op thread fewer than there are, so
 the two never compete for a core: on a shared two-core machine an OpenMP team of two
 stalls at every operator's barrier whenever the other core is busy, which costs far more
-than the second thread gains.
+than the second thread gains. torch's thread count is process state, so it is lowered by
+one call at a time and given back when that call ends (`_a_core_for_the_sampler`).
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -19,6 +23,26 @@ from hir_sdk.model import HierarchicalEncoder, Impl
 from hir_sdk.model.inputs import EncoderInputs, inputs_from_packed
 from hir_sdk.sampling.config import ViewConfig
 from hir_sdk.sampling.loader import BatchBuilder
+
+_lowered = threading.Lock()  # held by the call that has lowered torch's thread count
+
+
+@contextmanager
+def _a_core_for_the_sampler(device: torch.device) -> Iterator[None]:
+    """One torch intra-op thread fewer on CPU for the block, then the count as it was.
+    Only one call lowers it at a time; a call that runs while another holds it leaves
+    the count alone, so overlapping calls (A lowers, B lowers again, A restores, B
+    restores A's lowered count) cannot leave the process with fewer threads."""
+    if device.type != "cpu" or not _lowered.acquire(blocking=False):
+        yield
+        return
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(max(threads - 1, 1))
+        yield
+    finally:
+        torch.set_num_threads(threads)
+        _lowered.release()
 
 
 @torch.no_grad()
@@ -51,13 +75,10 @@ def embed_nodes(
         return inputs_from_packed(builder.build_view(nodes[rows], cutoffs[rows], view))
 
     was_training = model.training
-    threads = torch.get_num_threads()
     model.eval()
     z, logits = [], []
     try:
-        if device.type == "cpu":
-            torch.set_num_threads(max(threads - 1, 1))
-        with ThreadPoolExecutor(max_workers=1) as sampler:
+        with _a_core_for_the_sampler(device), ThreadPoolExecutor(max_workers=1) as sampler:
             pending = sampler.submit(prepare, starts[0])
             for lo in starts:
                 x = pending.result()
@@ -67,7 +88,6 @@ def embed_nodes(
                 z.append(out.embedding.float().cpu().numpy())
                 logits.append([lg.float().cpu().numpy() for lg in out.logits])
     finally:
-        torch.set_num_threads(threads)
         model.train(was_training)
     levels = [np.concatenate([b[i] for b in logits]) for i in range(len(logits[0]))]
     return np.concatenate(z), levels

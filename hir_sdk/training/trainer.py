@@ -22,8 +22,9 @@ import json
 import math
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TextIO
 
 import numpy as np
 import torch
@@ -53,7 +54,16 @@ from hir_sdk.training.cluster_queue import ClusterQueue
 from hir_sdk.training.config import TrainConfig
 from hir_sdk.training.content_similarity import ContentTargets, content_similarity_loss
 from hir_sdk.training.diagnostics import cluster_usage
-from hir_sdk.training.distributed import average_float_buffers, average_gradients, world
+from hir_sdk.training.distributed import (
+    average_float_buffers,
+    average_gradients,
+    device_for,
+    gather_shares,
+    local_rank,
+    mean_over_ranks,
+    on_rank_zero,
+    world,
+)
 from hir_sdk.training.embed_nodes import embed_nodes
 from hir_sdk.training.encoder_setup import encoder_config, make_featurizer
 from hir_sdk.training.objectives import (
@@ -168,8 +178,8 @@ class Trainer:
         self.student = HierarchicalEncoder(self.model_config)
         self.teacher = copy.deepcopy(self.student).requires_grad_(False).eval()
         self.scorer = EngagementScorer(len(graph.edge_types), c.model.out_dim)
-        wants_cuda = c.device == "cuda" or (c.device == "auto" and torch.cuda.is_available())
-        self.device = torch.device("cuda" if wants_cuda else "cpu")
+        cuda_devices = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        self.device = device_for(c.device, local_rank(), cuda_devices)  # cuda:LOCAL_RANK
         if c.init_from:
             self._warm_start(c.init_from, dataset.manifest.time)
         for module in (self.student, self.teacher, self.scorer):
@@ -286,12 +296,19 @@ class Trainer:
         )
 
     def _engagement(
-        self, model: HierarchicalEncoder, sampler: EngagementSampler, seed: int, step: int
+        self,
+        model: HierarchicalEncoder,
+        sampler: EngagementSampler,
+        seed: int,
+        step: int,
+        *,
+        share: bool = True,
     ) -> _PairTerms:
         """The terms computed on the engagement pairs' views (see `_PairTerms`)."""
         c = self.config
         s = sampler.sample(c.engagement.pairs, seed, step)
-        mine = slice(self.rank, None, self.world_size)  # this rank's share of the pairs
+        # this rank's share of the pairs (validation: all of them, see `validate`)
+        mine = slice(self.rank, None, self.world_size) if share else slice(None)
         parts = [a[mine] for a in (s.src, s.dst, s.random_neg, s.hard_neg)]
         count = len(parts[0])
         nodes = np.concatenate(parts)
@@ -357,15 +374,15 @@ class Trainer:
             targets,
             student_temperature=c.distill.student_temperature,
         )
-        pairs = self._engagement(self.student, sampler, seed, step)
+        pairs = self._engagement(self.student, sampler, seed, step, share=learn)
         loss = (
             c.distill.weight * distill
             + c.engagement.weight * pairs.engagement
             + c.distill.cross_weight * pairs.cross
             + c.content.weight * pairs.content
         )
-        if learn:
-            self.queue.push(teacher.embedding, types)
+        if learn:  # every rank queues the whole batch, as one rank would
+            self.queue.push(*gather_shares(teacher.embedding.float(), types))
         metrics = {
             "loss": loss.item(),
             "distill": distill.item(),
@@ -390,6 +407,10 @@ class Trainer:
 
     @torch.no_grad()
     def validate(self) -> dict[str, float]:
+        """Metrics of the validation anchors and pairs, the same on every rank and for any
+        number of ranks: each rank computes them on all of the same inputs (anchors, pairs
+        and the cluster queue, which holds the whole batches on every rank), and they are
+        averaged over the ranks so that every rank takes the same decision on them."""
         if not self.selects:
             raise ValueError("a refresh run (select = 'last') reads no validation window")
         self.student.eval()
@@ -399,7 +420,7 @@ class Trainer:
                 batch, self.config.seed + 1, 0, self.engage_val, learn=False
             )
         self.student.train()
-        return {f"val_{k}": v for k, v in metrics.items()}
+        return {f"val_{k}": v for k, v in mean_over_ranks(metrics).items()}
 
     def _ema(self) -> None:
         m = self.config.optim.ema
@@ -436,6 +457,13 @@ class Trainer:
         for param in self.student.prototypes.parameters():
             self.optimizer.state.pop(param, None)
 
+    def _save(self, name: str) -> None:
+        """Write checkpoint `name` (`best.pt` or `last.pt`; a refresh run's `best.pt` is
+        its last checkpoint)."""
+        save_checkpoint(self.state(), self.checkpoints / name)
+        if name == "last.pt" and not self.selects:
+            copy_checkpoint(self.checkpoints / "last.pt", self.checkpoints / "best.pt")
+
     # ---- the loop ----------------------------------------------------------------------
     def _write_run_files(self) -> None:
         c = self.config
@@ -453,17 +481,20 @@ class Trainer:
         }
         atomic_write_text(self.run / "meta.json", json.dumps(meta, indent=2) + "\n")
 
+    def _start_run(self) -> TextIO:
+        """Write the run's config and metadata; return its metrics log, open to append."""
+        self._write_run_files()
+        return (self.run / "metrics.jsonl").open("a", encoding="utf-8")
+
     def fit(self, max_steps: int | None = None, progress: bool = True) -> TrainResult:
         c = self.config
         stop = min(c.steps, max_steps) if max_steps is not None else c.steps
         main = self.rank == 0
-        if main:
-            self._write_run_files()
+        log = on_rank_zero(self._start_run)  # rank 0's metrics log; None on the others
         per_epoch = len(self.schedule)
         seed_steps = c.distill.seed_steps(c.steps)
         bar = tqdm(total=stop, initial=self.step, disable=not (progress and main), desc="fit")
         self.student.train()
-        log = (self.run / "metrics.jsonl").open("a", encoding="utf-8") if main else None
         # bit-identical runs: the gathers behind the bias tables accumulate gradients with
         # index_put, whose default CPU kernel adds in thread order
         was_deterministic = torch.are_deterministic_algorithms_enabled()
@@ -505,19 +536,13 @@ class Trainer:
                     }
                     if self.selects and (self.step % c.eval_every == 0 or self.step == c.steps):
                         record |= self.validate()
-                        if record["val_loss"] < self.best_validation:
+                        if record["val_loss"] < self.best_validation:  # alike on all ranks
                             self.best_validation = record["val_loss"]
-                            if main:
-                                save_checkpoint(self.state(), self.checkpoints / "best.pt")
-                    if main and (self.step % c.checkpoint_every == 0 or self.step == stop):
-                        save_checkpoint(self.state(), self.checkpoints / "last.pt")
-                        if not self.selects:  # a refresh run: best.pt is the last checkpoint
-                            copy_checkpoint(
-                                self.checkpoints / "last.pt", self.checkpoints / "best.pt"
-                            )
-                    if log is not None:
-                        log.write(json.dumps(record) + "\n")
-                        log.flush()
+                            on_rank_zero(lambda: self._save("best.pt"))
+                    # rank 0 writes; every rank learns whether it could (`on_rank_zero`)
+                    if self.step % c.checkpoint_every == 0 or self.step == stop:
+                        on_rank_zero(lambda: self._save("last.pt"))
+                    on_rank_zero(partial(_append_line, log, json.dumps(record)))
                     bar.update(1)
                     bar.set_postfix(loss=f"{metrics['loss']:.3f}")
         finally:
@@ -526,6 +551,12 @@ class Trainer:
                 log.close()
             bar.close()
         return TrainResult(steps=self.step, best_validation=self.best_validation, run=self.run)
+
+
+def _append_line(log: TextIO, line: str) -> None:
+    """Append `line` to the open metrics log and flush it (rank 0 holds the log)."""
+    log.write(line + "\n")
+    log.flush()
 
 
 def _without_anchor_id(x: EncoderInputs) -> EncoderInputs:

@@ -1,4 +1,5 @@
-"""Mistakes in the caller's data are `InputError`s with a clear message, for every kind."""
+"""Mistakes in the caller's data are `InputError`s with a clear message, for every kind;
+sizes that would exhaust memory are refused before any work."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import numpy as np
 import pytest
 
 from hir_sdk.bom import AdditiveQuantizer, ProductQuantizer, Quantizer, ResidualQuantizer
+from hir_sdk.bom.quantizer import FIT_MEMORY_LIMIT, MAX_CODEBOOKS, MAX_CODEWORDS, check_sizes
 from hir_sdk.errors import InputError
 
 KINDS = [AdditiveQuantizer, ProductQuantizer, ResidualQuantizer]
@@ -82,3 +84,29 @@ def test_unfitted_quantizers_say_so() -> None:
 def test_constructor_arguments_are_checked(args: tuple) -> None:
     with pytest.raises(ValueError, match="must be an int >= 1"):
         ResidualQuantizer(*args)
+
+
+@pytest.mark.parametrize("cls", KINDS)
+@pytest.mark.parametrize(("m", "k"), [(65, 4), (2, 65_537), (100_000, 256)])
+def test_sizes_beyond_the_bounds_are_refused(cls: type[Quantizer], m: int, k: int) -> None:
+    bounds = "at most 64 codebooks of at most 65,536 codewords"
+    with pytest.raises(InputError, match=f"{bounds}, got {m:,} codebooks of {k:,}"):
+        cls(m, k)
+
+
+def test_sizes_at_the_bounds_are_accepted() -> None:
+    assert check_sizes(MAX_CODEBOOKS, MAX_CODEWORDS) == (64, 65_536)
+    assert ProductQuantizer(MAX_CODEBOOKS, 4).num_codebooks == 64
+
+
+def test_a_fit_too_large_for_memory_is_refused_before_it_starts() -> None:
+    """64 x 1,024 additive codebooks: the least-squares system alone is 32 GiB."""
+    x = np.random.default_rng(0).standard_normal((1_024, 16)).astype(np.float32)
+    quantizer = AdditiveQuantizer(64, 1_024)
+    assert quantizer.fit_bytes(16) > FIT_MEMORY_LIMIT
+    with pytest.raises(InputError, match=r"needs about 64\.\d GiB, more than the 8 GiB allowed"):
+        quantizer.fit(x)
+    assert not quantizer.is_fitted
+    # the same sizes cost far less without the joint update: these kinds fit them
+    for cls in (ResidualQuantizer, ProductQuantizer):
+        assert cls(64, 1_024).fit_bytes(16) < FIT_MEMORY_LIMIT

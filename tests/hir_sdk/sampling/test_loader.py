@@ -1,19 +1,26 @@
 """The loader: identical batches for 0, 1 and 2 workers; shuffling only within chunks;
-resuming mid-epoch."""
+resuming mid-epoch; the process's thread settings as they were; no fork from a process
+that has joined a process group."""
 
 from __future__ import annotations
 
 import dataclasses
+import threading
 
 import numpy as np
 import pytest
+import torch
+import torch.distributed as dist
+from threadpoolctl import threadpool_info
 
+from hir_sdk.sampling import blas_threads
 from hir_sdk.sampling.loader import (
     AnchorSchedule,
     BatchBuilder,
     LoaderConfig,
     anchors_from_events,
     make_loader,
+    worker_start_method,
 )
 from hir_sdk.sampling.node_features import NodeFeaturizer
 from hir_sdk.schema.manifest import SECONDS_PER_DAY
@@ -35,11 +42,15 @@ def _flat(batch) -> list[np.ndarray]:
     ]
 
 
-def _stream(graph, anchors, cutoffs, workers: int, epoch: int = 0, start: int = 0):
+def _loader(graph, anchors, cutoffs, workers: int, epoch: int = 0, start: int = 0):
     config = LoaderConfig(batch_size=64, num_workers=workers, chunk_days=3)
     schedule = AnchorSchedule(anchors, cutoffs, config)
     builder = BatchBuilder(graph, featurizer=NodeFeaturizer(graph))
-    return list(make_loader(builder, schedule, epoch=epoch, start_batch=start))
+    return make_loader(builder, schedule, epoch=epoch, start_batch=start)
+
+
+def _stream(graph, anchors, cutoffs, workers: int, epoch: int = 0, start: int = 0):
+    return list(_loader(graph, anchors, cutoffs, workers, epoch, start))
 
 
 def test_identical_batches_for_0_1_2_workers(setup):
@@ -87,3 +98,99 @@ def test_anchors_from_events(tiny_graph):
 def test_loader_config_validation():
     with pytest.raises(ValueError, match="batch_size"):
         LoaderConfig(batch_size=0)
+
+
+# ---- process-wide state ---------------------------------------------------------------
+def _thread_settings() -> tuple[list[tuple[str, int]], int, int]:
+    """BLAS / OpenMP thread counts, torch's in this thread and in a new one (torch keeps a
+    process-wide count that new threads start with)."""
+    fresh = []
+    thread = threading.Thread(target=lambda: fresh.append(torch.get_num_threads()))
+    thread.start()
+    thread.join()
+    pools = sorted((d["user_api"], d["num_threads"]) for d in threadpool_info())
+    return pools, torch.get_num_threads(), fresh[0]
+
+
+def test_iterating_the_loader_leaves_the_thread_settings_as_they_were(setup):
+    graph, anchors, cutoffs = setup
+    before = _thread_settings()
+    for workers in (0, 1):
+        assert len(_stream(graph, anchors[:128], cutoffs[:128], workers)) == 2
+        assert _thread_settings() == before
+
+
+def test_samplers_in_two_threads_give_the_blas_threads_back(setup, monkeypatch):
+    """Thread B starts encoding while thread A is inside its one-BLAS-thread block (their
+    blocks would overlap as A in, B in, A out, B out): each encodes with one BLAS thread,
+    and afterwards BLAS has the thread count it had before."""
+    graph, anchors, cutoffs = setup
+    builder = BatchBuilder(graph)
+    before = _thread_settings()
+    if all(n == 1 for api, n in before[0] if api == "blas"):
+        pytest.skip("BLAS runs one thread here: a lost thread count would not show")
+    a_in, b_arrived, a_out = threading.Event(), threading.Event(), threading.Event()
+    inside = {}  # the BLAS thread counts each thread encoded with
+
+    class Announced:  # B says when it reaches the block, whether it waits there or not
+        def __init__(self, lock):
+            self.lock = lock
+
+        def __enter__(self):
+            if threading.current_thread().name == "B":
+                b_arrived.set()
+            return self.lock.__enter__()
+
+        def __exit__(self, *exc):
+            return self.lock.__exit__(*exc)
+
+    pack = BatchBuilder._pack
+
+    def ordered_pack(self, sub):  # runs inside the block
+        name = threading.current_thread().name
+        inside[name] = {d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"}
+        if name == "A":
+            a_in.set()
+            b_arrived.wait()
+        else:
+            a_out.wait()
+        return pack(self, sub)
+
+    def a():
+        builder.build_view(anchors[:8], cutoffs[:8], builder.sampler.config.student)
+        a_out.set()
+
+    def b():
+        a_in.wait()
+        builder.build_view(anchors[8:16], cutoffs[8:16], builder.sampler.config.student)
+
+    monkeypatch.setattr(blas_threads, "_serial", Announced(blas_threads._serial))
+    monkeypatch.setattr(BatchBuilder, "_pack", ordered_pack)
+    threads = [threading.Thread(target=a, name="A"), threading.Thread(target=b, name="B")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert inside == {"A": {1}, "B": {1}}  # every BLAS library loaded
+    assert _thread_settings() == before
+
+
+def test_workers_are_not_forked_from_a_process_group_member(setup, tmp_path):
+    """Once the process has joined a process group, loader workers start from a
+    forkserver. (The two-rank `hir fit` test in tests/hir_sdk/training/test_distributed.py
+    trains with such workers.)"""
+    graph, anchors, cutoffs = setup
+    assert worker_start_method() == "fork"
+    assert _loader(graph, anchors, cutoffs, 1).multiprocessing_context.get_start_method() == (
+        "fork"
+    )
+    dist.init_process_group(
+        "gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1
+    )
+    try:
+        assert worker_start_method() == "forkserver"
+        loader = _loader(graph, anchors, cutoffs, 1)
+        assert loader.multiprocessing_context.get_start_method() == "forkserver"
+        assert _loader(graph, anchors, cutoffs, 0).multiprocessing_context is None
+    finally:
+        dist.destroy_process_group()
