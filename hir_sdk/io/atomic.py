@@ -34,6 +34,8 @@ __all__ = [
     "atomic_write_bytes",
     "atomic_write_text",
     "check_free",
+    "fsync_dir",
+    "fsync_file",
     "fsync_tree",
 ]
 
@@ -44,7 +46,7 @@ def _umask() -> int:
     return mask
 
 
-def _fsync_dir(path: str | Path) -> None:
+def fsync_dir(path: str | Path) -> None:
     """Flush a folder's entries (a rename or a new file in it) to disk. File systems that
     cannot sync a folder (EINVAL, ENOTSUP) are left as they are."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
@@ -57,7 +59,8 @@ def _fsync_dir(path: str | Path) -> None:
         os.close(fd)
 
 
-def _fsync_file(path: str | Path) -> None:
+def fsync_file(path: str | Path) -> None:
+    """Flush a file's bytes to disk."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -72,8 +75,8 @@ def fsync_tree(root: str | Path) -> None:
         for name in files:
             path = os.path.join(folder, name)
             if not os.path.islink(path):
-                _fsync_file(path)
-        _fsync_dir(folder)  # its sub-folders were flushed before it (deepest first)
+                fsync_file(path)
+        fsync_dir(folder)  # its sub-folders were flushed before it (deepest first)
 
 
 def _host_tag() -> str:
@@ -156,11 +159,11 @@ def atomic_output_dir(
             except BaseException:
                 old.rename(final)
                 raise
-            _fsync_dir(final.parent)
+            fsync_dir(final.parent)
             shutil.rmtree(old, ignore_errors=True)
         else:
             tmp.rename(final)
-            _fsync_dir(final.parent)
+            fsync_dir(final.parent)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -178,7 +181,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

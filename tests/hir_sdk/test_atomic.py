@@ -227,3 +227,22 @@ def test_files_and_folders_are_flushed_before_the_rename(tmp_path, monkeypatch):
     assert [kind for kind, _ in events] == ["fsync", "fsync"]
     assert Path(events[0][1]).name.startswith(".f.txt.tmp-")
     assert events[1][1] == str(tmp_path)
+
+
+def test_checkpoints_are_flushed_before_the_rename(tmp_path, monkeypatch):
+    from hir_sdk.training.checkpoint import copy_checkpoint, save_checkpoint
+
+    flushed: list[str] = []
+    real_fsync = os.fsync
+
+    def fsync(fd):
+        flushed.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    save_checkpoint({"step": 1}, tmp_path / "last.pt")
+    assert Path(flushed[0]).name.startswith(".last.pt.tmp-") and flushed[1:] == [str(tmp_path)]
+    flushed.clear()
+    monkeypatch.setattr(os, "link", lambda *args: (_ for _ in ()).throw(OSError("no links")))
+    copy_checkpoint(tmp_path / "last.pt", tmp_path / "best.pt")  # the byte-copy path
+    assert Path(flushed[0]).name.startswith(".best.pt.tmp-") and flushed[1:] == [str(tmp_path)]
