@@ -156,13 +156,20 @@ def check_new(final: str | Path, *, kind: str, inputs: Inputs = ()) -> None:
     check_not_input(final, inputs)
     if not _existing(final):
         return
-    if marker_kind(final) == kind:
+    found = marker_kind(final)
+    if found == kind:
         raise InputError(
             f"output already holds a {_NAMES.get(kind, kind)}: pass --resume to continue "
             "it, or choose another path (a new run is never mixed into an old one)",
             file=final,
         )
-    _check_kind(final, kind)
+    what = "not written by hir-sdk" if found is None else f"a hir-sdk {found}"
+    raise InputError(
+        f"output already exists and is not empty ({what}): a new "
+        f"{_NAMES.get(kind, kind)} starts only in an absent or empty folder; choose "
+        "another path",
+        file=final,
+    )
 
 
 def claim_dir(final: str | Path, *, kind: str, inputs: Inputs = ()) -> Path:

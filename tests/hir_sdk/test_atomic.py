@@ -144,7 +144,13 @@ def test_a_growing_output_starts_only_in_a_free_folder(tmp_path):
     with pytest.raises(InputError, match="pass --resume to continue it"):
         check_new(run, kind="run")
     check_ours(run, kind="run")
-    for folder in (tmp_path / "absent", tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    with pytest.raises(InputError, match=r"\(not written by hir-sdk\): a new training run"):
+        claim_dir(mine, kind="run")
+    assert _names(mine) == ["notes.txt"]
+    for folder in (tmp_path / "absent", mine):
         with pytest.raises(InputError, match="not a training run written by hir-sdk"):
             check_ours(folder, kind="run")
 
