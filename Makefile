@@ -30,7 +30,7 @@ $(STAMP): pyproject.toml Makefile
 	touch $(STAMP)
 
 demo: setup
-	$(VENV)/bin/hir demo --out $(DEMO_OUT)
+	$(VENV)/bin/hir demo --out $(DEMO_OUT) --overwrite
 
 lint: setup
 	$(VENV)/bin/ruff check .

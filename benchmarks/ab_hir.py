@@ -146,7 +146,12 @@ def main() -> None:
             truth=work / "data" / TRUTH_DIR,
             hir=hir,
         )
-        write_report(run, work / f"ab_{treatment.replace('+', '_')}", overwrite=True)
+        write_report(
+            run,
+            work / f"ab_{treatment.replace('+', '_')}",
+            overwrite=True,
+            inputs=[work / "data", *runs],
+        )
         ab = run.report.ab
         lines += [
             f"## {treatment} vs xgboost ({time.perf_counter() - mark:.0f} s)",

@@ -43,6 +43,7 @@ from hir_sdk.evaluation.slices import test_slices
 from hir_sdk.graph import TemporalGraph, build_graph
 from hir_sdk.graph.owners import owner_of_nodes
 from hir_sdk.io.atomic import atomic_output_dir
+from hir_sdk.io.output_folder import Inputs
 from hir_sdk.ranking.baselines import PopularityModel, XGBoostBaseline, XGBoostConfig
 from hir_sdk.ranking.features import AsOfFeatures
 from hir_sdk.ranking.hir_features import HirFeatures, similarity_columns
@@ -387,10 +388,14 @@ def _protocol(
     return out
 
 
-def write_report(run: ABRun, out: str | Path, *, overwrite: bool = False) -> Path:
+def write_report(
+    run: ABRun, out: str | Path, *, overwrite: bool = False, inputs: Inputs = ()
+) -> Path:
     """Write report.md, report.html, metrics.json, predictions.parquet and each trained
-    online ranker (`<arm>_ranker/`) atomically."""
-    with atomic_output_dir(out, overwrite=overwrite) as tmp:
+    online ranker (`<arm>_ranker/`) atomically. `overwrite` replaces an earlier report
+    only; `out` may not be, hold or lie inside any of `inputs` (the dataset, the encoder
+    runs): see `hir_sdk.io.output_folder`."""
+    with atomic_output_dir(out, kind="report", overwrite=overwrite, inputs=inputs) as tmp:
         (tmp / "report.md").write_text(render_markdown(run.report), encoding="utf-8")
         (tmp / "report.html").write_text(render_html(run.report), encoding="utf-8")
         ab = run.report.ab

@@ -79,9 +79,13 @@ def export_run(
         check: run the parity check on real batches (`ExportResult.parity`, `.ok`).
         check_nodes: entities whose views the encoder check runs.
         checkpoint: "best" or "last".
-        overwrite: replace an existing `out`.
+        overwrite: replace an earlier export at `out` (never a folder hir-sdk did not
+            write, nor one that is, holds or lies inside an input: see
+            `hir_sdk.io.output_folder`).
     """
-    check_free(out, overwrite)  # the cheap mistakes first: before any embedding
+    inputs = (run, data, embeddings, ranker)
+    # the cheap mistakes first: before any embedding
+    check_free(out, kind="onnx", overwrite=overwrite, inputs=inputs)
     bundle = OnlineRankerBundle.load(ranker) if ranker is not None else None
     embedder = Embedder(run, data, as_of, checkpoint=checkpoint)
     if embeddings is not None:
@@ -106,7 +110,7 @@ def export_run(
     }
     files = [ENCODER_FILE, QUANTIZER_FILE] + ([RANKER_FILE] if bundle else [])
     result = ExportResult(Path(out), files)
-    with atomic_output_dir(out, overwrite=overwrite) as tmp:
+    with atomic_output_dir(out, kind="onnx", overwrite=overwrite, inputs=inputs) as tmp:
         extra = {"step": embedder.step, "trained_until": embedder.trained_until}
         export_encoder(
             embedder.model, tmp / ENCODER_FILE, fingerprint=embedder.trained_on, extra=extra

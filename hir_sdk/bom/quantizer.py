@@ -274,7 +274,8 @@ class Quantizer(ABC):
         return float(errors.sum(dtype=np.float64) / np.square(x, dtype=np.float64).sum())
 
     def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
-        """Write the fitted quantizer to the folder `path` atomically (see the module)."""
+        """Write the fitted quantizer to the folder `path` atomically (see the module);
+        `overwrite` replaces an earlier saved quantizer only."""
         codebooks = self._fitted_codebooks()
         meta = {
             "format_version": FORMAT_VERSION,
@@ -287,7 +288,7 @@ class Quantizer(ABC):
             "fingerprint": self.fingerprint,
             "history": self.history,
         }
-        with atomic_output_dir(path, overwrite=overwrite) as tmp:
+        with atomic_output_dir(path, kind="quantizer", overwrite=overwrite) as tmp:
             np.savez(tmp / ARRAYS_FILE, codebooks=codebooks)
             (tmp / META_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
         return Path(path)

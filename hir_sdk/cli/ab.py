@@ -15,6 +15,7 @@ import time
 
 from hir_sdk.cli.bounded_int import at_least
 from hir_sdk.evaluation.pipeline import MODELS, ABConfig, run_ab, write_report
+from hir_sdk.io import check_free
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -53,12 +54,18 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="fit XGBoost arms with the default configuration instead of choosing each "
         "one's tree depth and minimum child weight on the validation window",
     )
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing --out that hir ab wrote (never another folder)",
+    )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
+    inputs = [args.data, args.truth, *(args.encoder_run or [])]
+    check_free(args.out, kind="report", overwrite=args.overwrite, inputs=inputs)
     config = ABConfig(
         control=args.control,
         treatment=args.treatment,
@@ -69,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         tune=args.tune,
     )
     result = run_ab(args.data, config, truth=args.truth)
-    write_report(result, args.out, overwrite=args.overwrite)
+    write_report(result, args.out, overwrite=args.overwrite, inputs=inputs)
     print(result.report.ab.verdict)
     print(f"report: {args.out}/report.html and report.md ({time.perf_counter() - started:.1f}s)")
     return 0

@@ -7,6 +7,7 @@ import argparse
 import time
 
 from hir_sdk.datasets import MOVIELENS_100K, movielens_100k
+from hir_sdk.io import check_free
 from hir_sdk.synth import write_world
 
 
@@ -15,13 +16,18 @@ def register(commands: argparse._SubParsersAction) -> None:
         "dataset", help="write a public data set in the input format", description=__doc__
     )
     parser.add_argument("name", choices=[MOVIELENS_100K])
-    parser.add_argument("--out", required=True, help="output folder (must not exist)")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
+    parser.add_argument("--out", required=True, help="output folder (absent or empty)")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing --out that hir synth or hir dataset wrote (never another folder)",
+    )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
+    check_free(args.out, kind="dataset", overwrite=args.overwrite)
     world = movielens_100k()
     write_world(world, args.out, overwrite=args.overwrite)
     print(

@@ -21,7 +21,8 @@ MovieLens-100K).
    check them against torch.
 
 It ends with the A/B table and where the HTML report is. Everything is written into
-`--out` (replaced); the multi-stage sequence ranker is left to `hir ab --treatment
+`--out`, which must be absent or empty; `--overwrite` replaces an earlier demo output
+(never another folder). The multi-stage sequence ranker is left to `hir ab --treatment
 multistage`, which trains longer.
 """
 
@@ -34,7 +35,7 @@ from pathlib import Path
 from hir_sdk.cli.bounded_int import at_least
 from hir_sdk.datasets import MOVIELENS_100K, movielens_100k
 from hir_sdk.graph import TemporalGraph, build_graph_from_dir, save_graph, summarize
-from hir_sdk.io.atomic import atomic_output_dir
+from hir_sdk.io.atomic import atomic_output_dir, check_free
 from hir_sdk.synth import SCALES, TRUTH_DIR, generate_world, write_world
 
 DAY = 86_400
@@ -47,7 +48,12 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="run the end-to-end pipeline (synthetic world or MovieLens-100K)",
         description=__doc__,
     )
-    parser.add_argument("--out", default="demo_out", help="output folder (replaced)")
+    parser.add_argument("--out", default="demo_out", help="output folder (absent or empty)")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing --out that hir demo wrote (never another folder)",
+    )
     parser.add_argument(
         "--dataset",
         choices=[SYNTHETIC, MOVIELENS_100K],
@@ -108,6 +114,8 @@ def _train_encoders(
 
 
 def run(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    check_free(out, kind="demo", overwrite=args.overwrite)  # before any import or work
     # the heavy stages load only when the demo runs (torch.onnx, xgboost, the encoder)
     from hir_sdk.evaluation.conversion_retrieval import conversion_recall
     from hir_sdk.evaluation.hir_snapshots import build_hir_lookup
@@ -117,8 +125,7 @@ def run(args: argparse.Namespace) -> int:
     from hir_sdk.interests import write_embeddings
 
     step = _Steps(7)
-    out = Path(args.out)
-    with atomic_output_dir(out, overwrite=True) as tmp:
+    with atomic_output_dir(out, kind="demo", overwrite=args.overwrite) as tmp:
         if args.dataset == SYNTHETIC:
             world = generate_world(SCALES[args.scale], args.seed)
             what = f"synthesized the {args.scale} world"

@@ -10,6 +10,7 @@ import argparse
 
 from hir_sdk.cli.bounded_int import at_least
 from hir_sdk.interests import embed_entities, write_embeddings
+from hir_sdk.io import check_free
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -32,11 +33,17 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--codewords", type=at_least(1), default=256, help="codewords K per codebook"
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the BoM quantizer")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing OUT")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing --out that hir embed wrote (never another folder)",
+    )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    inputs = [args.run_dir, args.data]
+    check_free(args.out, kind="embeddings", overwrite=args.overwrite, inputs=inputs)
     types = [t.strip() for t in args.types.split(",") if t.strip()] if args.types else None
     result = embed_entities(
         args.run_dir,
@@ -48,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         codewords=args.codewords,
         seed=args.seed,
     )
-    out = write_embeddings(result, args.out, overwrite=args.overwrite)
+    out = write_embeddings(result, args.out, overwrite=args.overwrite, inputs=inputs)
     meta = result.meta
     counts = ", ".join(f"{n:,} {t}" for t, n in meta["counts"].items())
     bom = meta["bom"]

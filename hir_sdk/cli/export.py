@@ -35,7 +35,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--check-nodes", type=at_least(1), default=512, help="entities the check embeds"
     )
     parser.add_argument("--checkpoint", default="best", choices=("best", "last"))
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing OUT")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing --out that hir export wrote (never another folder)",
+    )
     parser.set_defaults(run=run)
 
 

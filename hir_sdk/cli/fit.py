@@ -2,6 +2,10 @@
 
 Under `torchrun --nproc_per_node=N -m hir_sdk.cli.main fit ...` the ranks join one
 process group (gloo on CPU, NCCL on GPUs) and train data-parallel; rank 0 writes the run.
+
+`--out` must be absent or empty for a new run, and a run folder that `hir fit` wrote for
+`--resume`: a new run never mixes with an old one. It is checked before anything is
+loaded (by every rank, before they join: rank 0 writes nothing until all have checked).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import dataclasses
 import torch
 
 from hir_sdk.cli.bounded_int import at_least
+from hir_sdk.io import check_new, check_ours
 from hir_sdk.training import TrainConfig, Trainer, load_config
 from hir_sdk.training.distributed import init_from_env
 
@@ -19,7 +24,11 @@ from hir_sdk.training.distributed import init_from_env
 def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("fit", help="train the encoder", description=__doc__)
     parser.add_argument("--data", required=True, help="dataset folder (manifest + parquet)")
-    parser.add_argument("--out", required=True, help="run folder (checkpoints, metrics)")
+    parser.add_argument(
+        "--out",
+        required=True,
+        help="run folder (checkpoints, metrics): absent or empty, or a run with --resume",
+    )
     parser.add_argument("--config", help="TOML training config (default: built-in)")
     parser.add_argument("--seed", type=int, default=None, help="overrides the config's seed")
     parser.add_argument(
@@ -59,6 +68,11 @@ def run(args: argparse.Namespace) -> int:
         config = dataclasses.replace(config, select="last")
     if args.init_from is not None:
         config = dataclasses.replace(config, init_from=args.init_from)
+    inputs = [args.data, config.init_from or None]
+    if args.resume:
+        check_ours(args.out, kind="run", inputs=inputs)
+    else:
+        check_new(args.out, kind="run", inputs=inputs)
     distributed = init_from_env()
     try:
         trainer = Trainer(args.data, args.out, config)

@@ -7,6 +7,7 @@ import json
 import time
 
 from hir_sdk.graph import build_graph_from_dir, load_graph, save_graph, summarize
+from hir_sdk.io import check_free
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -15,7 +16,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     build = sub.add_parser("build", help="validate a dataset folder and build its graph")
     build.add_argument("--data", required=True, help="dataset folder (manifest + parquet)")
     build.add_argument("--out", required=True, help="graph folder to write")
-    build.add_argument("--overwrite", action="store_true", help="replace an existing --out")
+    build.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing --out that hir graph build wrote (never another folder)",
+    )
     build.set_defaults(run=run_build)
     info = sub.add_parser("info", help="counts, density, time range, conversion rate")
     info.add_argument("graph", help="a folder written by `hir graph build`")
@@ -25,8 +30,9 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run_build(args: argparse.Namespace) -> int:
     started = time.perf_counter()
+    check_free(args.out, kind="graph", overwrite=args.overwrite, inputs=[args.data])
     graph = build_graph_from_dir(args.data)
-    save_graph(graph, args.out, overwrite=args.overwrite)
+    save_graph(graph, args.out, overwrite=args.overwrite, inputs=[args.data])
     print(
         f"built graph {args.out}: {graph.num_nodes:,} nodes, {graph.num_edges:,} edges "
         f"in {time.perf_counter() - started:.1f}s (fingerprint {graph.fingerprint})"

@@ -20,6 +20,7 @@ from hir_sdk import __version__
 from hir_sdk.errors import InputError
 from hir_sdk.graph.temporal_graph import TemporalGraph
 from hir_sdk.io.atomic import atomic_output_dir
+from hir_sdk.io.output_folder import Inputs
 from hir_sdk.schema.manifest import MANIFEST_FILE, load_manifest
 
 FORMAT_VERSION = 1
@@ -39,9 +40,13 @@ ARRAYS = (
 )
 
 
-def save_graph(graph: TemporalGraph, out: str | Path, *, overwrite: bool = False) -> Path:
-    """Write `graph` to the folder `out` atomically."""
-    with atomic_output_dir(out, overwrite=overwrite) as tmp:
+def save_graph(
+    graph: TemporalGraph, out: str | Path, *, overwrite: bool = False, inputs: Inputs = ()
+) -> Path:
+    """Write `graph` to the folder `out` atomically. `overwrite` replaces an earlier saved
+    graph only; `out` may not be, hold or lie inside any of `inputs` (the dataset folder):
+    see `hir_sdk.io.output_folder`."""
+    with atomic_output_dir(out, kind="graph", overwrite=overwrite, inputs=inputs) as tmp:
         arrays = tmp / "arrays"
         arrays.mkdir()
         for name in ARRAYS:

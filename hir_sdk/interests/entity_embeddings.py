@@ -32,6 +32,7 @@ from hir_sdk import __version__
 from hir_sdk.bom import AdditiveQuantizer
 from hir_sdk.errors import InputError
 from hir_sdk.io.atomic import atomic_output_dir
+from hir_sdk.io.output_folder import Inputs
 from hir_sdk.schema.manifest import iso_time
 from hir_sdk.training.embedder import Embedder
 
@@ -182,9 +183,14 @@ def snapshot_of(
     )
 
 
-def write_embeddings(result: EntityEmbeddings, out: str | Path, *, overwrite: bool = False) -> Path:
-    """Write a snapshot to the folder `out` (all files appear together or none)."""
-    with atomic_output_dir(out, overwrite=overwrite) as tmp:
+def write_embeddings(
+    result: EntityEmbeddings, out: str | Path, *, overwrite: bool = False, inputs: Inputs = ()
+) -> Path:
+    """Write a snapshot to the folder `out` (all files appear together or none).
+    `overwrite` replaces an earlier embeddings folder only; `out` may not be, hold or lie
+    inside the run that embedded it or any of `inputs` (see `hir_sdk.io.output_folder`)."""
+    sources = [result.meta.get("run"), *inputs]
+    with atomic_output_dir(out, kind="embeddings", overwrite=overwrite, inputs=sources) as tmp:
         result.table.write_parquet(tmp / TABLE_FILE)
         np.savez(
             tmp / PROTOTYPES_FILE, **{f"level_{i}": p for i, p in enumerate(result.prototypes)}

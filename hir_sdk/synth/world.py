@@ -229,8 +229,9 @@ def generate_world(cfg: SynthConfig, seed: int) -> World:
 
 
 def write_world(world: World, out: str | Path, *, overwrite: bool = False) -> Path:
-    """Write the world atomically: `out` appears complete or not at all."""
-    with atomic_output_dir(out, overwrite=overwrite) as tmp:
+    """Write the world atomically: `out` appears complete or not at all. `overwrite`
+    replaces only a dataset folder that hir-sdk wrote (see `hir_sdk.io.output_folder`)."""
+    with atomic_output_dir(out, kind="dataset", overwrite=overwrite) as tmp:
         (tmp / MANIFEST_FILE).write_text(world.manifest.to_toml(), encoding="utf-8")
         pq.write_table(world.nodes, tmp / NODES_FILE, **_PARQUET)
         pq.write_table(world.edges, tmp / EDGES_FILE, **_PARQUET)

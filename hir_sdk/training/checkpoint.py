@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from hir_sdk.errors import InputError
+from hir_sdk.io.atomic import fsync_dir, fsync_file
 
 
 def save_checkpoint(state: dict[str, Any], path: str | Path) -> None:
@@ -23,7 +24,10 @@ def save_checkpoint(state: dict[str, Any], path: str | Path) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             torch.save(state, handle)
+            handle.flush()
+            os.fsync(handle.fileno())  # on disk before the rename publishes it
         os.replace(tmp, path)
+        fsync_dir(path.parent)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -42,7 +46,9 @@ def copy_checkpoint(source: str | Path, path: str | Path) -> None:
             os.link(source, tmp)
         except OSError:
             shutil.copyfile(source, tmp)
+            fsync_file(tmp)
         os.replace(tmp, path)
+        fsync_dir(path.parent)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

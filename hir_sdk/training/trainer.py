@@ -2,7 +2,13 @@
 selection on the validation window, atomic checkpoints, bit-identical resume.
 
 A refresh run (`select = "last"`, see `training.as_of`) does no model selection: it never
-reads the validation window, and `best.pt` is its last checkpoint.
+reads the validation window, and `best.pt` is its last checkpoint. A run that selects on
+validation validates every `eval_every` steps and at the step where it stops (the end,
+or `max_steps`), so a finished run always has the `best.pt` that `hir embed` reads.
+
+The run folder is an output of kind "run" (see `hir_sdk.io.output_folder`): a new run
+starts only in an absent or empty folder, a resumed one continues only in a run folder,
+and neither may be, hold or lie inside the dataset or the `init_from` run.
 
 ```
 RUN/
@@ -35,6 +41,7 @@ from hir_sdk.errors import InputError
 from hir_sdk.graph import build_graph
 from hir_sdk.graph.owners import owner_of_nodes
 from hir_sdk.io.atomic import atomic_write_text
+from hir_sdk.io.output_folder import check_not_input, check_ours, claim_dir
 from hir_sdk.model import HierarchicalEncoder, Impl, choose_impl
 from hir_sdk.model.inputs import EncoderInputs, inputs_from_packed
 from hir_sdk.sampling import SamplerConfig
@@ -116,6 +123,8 @@ class Trainer:
         self.config = config or TrainConfig()
         self.run = Path(run)
         c = self.config
+        self._sources = (data, c.init_from or None)
+        check_not_input(self.run, self._sources)  # the folder itself: see fit()
         dataset = load_dataset(data)
         self.graph = graph = training_graph(build_graph(dataset), c.train_until, c.select)
         self.selects = c.select == "validation"  # else a refresh run: best.pt = last.pt
@@ -466,8 +475,14 @@ class Trainer:
 
     # ---- the loop ----------------------------------------------------------------------
     def _write_run_files(self) -> None:
+        """Claim the run folder (a new run: absent or empty; continuing, after `resume`
+        or an earlier `fit`: a run folder) and write its config and metadata."""
         c = self.config
-        self.run.mkdir(parents=True, exist_ok=True)
+        continuing = self.step > 0
+        if continuing and self.run.is_dir() and any(self.run.iterdir()):
+            check_ours(self.run, kind="run", inputs=self._sources)
+        else:
+            claim_dir(self.run, kind="run", inputs=self._sources)
         atomic_write_text(self.run / "config.toml", c.to_toml())
         meta = {
             "sdk_version": __version__,
@@ -534,7 +549,8 @@ class Trainer:
                         "data_wait_s": started - waited,
                         "step_s": time.perf_counter() - started,
                     }
-                    if self.selects and (self.step % c.eval_every == 0 or self.step == c.steps):
+                    # validate at the stop too (stop <= c.steps), so best.pt always exists
+                    if self.selects and (self.step % c.eval_every == 0 or self.step == stop):
                         record |= self.validate()
                         if record["val_loss"] < self.best_validation:  # alike on all ranks
                             self.best_validation = record["val_loss"]

@@ -88,7 +88,7 @@ class OnlineRankerBundle:
             "calibration": {"a": self.calibration.a, "b": self.calibration.b},
             "fingerprint": self.fingerprint,
         }
-        with atomic_output_dir(path, overwrite=overwrite) as tmp:
+        with atomic_output_dir(path, kind="ranker", overwrite=overwrite) as tmp:
             (tmp / META_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
             torch.save(self.ranker.state_dict(), tmp / WEIGHTS_FILE)
             np.savez(tmp / SAMPLE_FILE, **self.sample.arrays())

@@ -22,6 +22,7 @@ def run(tiny_world):
 def test_report_folder_has_every_artifact(run, tmp_path):
     out = write_report(run, tmp_path / "report")
     assert sorted(p.name for p in out.iterdir()) == [
+        ".hir-output.json",  # the output marker (hir_sdk.io.MARKER_FILE)
         "metrics.json",
         "predictions.parquet",
         "report.html",

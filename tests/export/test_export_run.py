@@ -129,7 +129,9 @@ def test_cli_export_failures(
     success path is the docs example, tests/export/test_docs_example.py)."""
     out = tmp_path / "onnx"
     args = ["export", "--run", str(export_run_dir), "--data", str(tiny_world), "--out", str(out)]
-    assert main([*args, "--ranker", str(tmp_path)]) == 2
+    not_a_ranker = tmp_path / "not_a_ranker"  # beside --out: an output never lies in an input
+    not_a_ranker.mkdir()
+    assert main([*args, "--ranker", str(not_a_ranker)]) == 2
     assert "not a saved online ranker" in capsys.readouterr().err
     assert not out.exists()
     monkeypatch.setattr("hir_sdk.export.parity.TOLERANCE", -1.0)  # every float diff fails
@@ -140,6 +142,7 @@ def test_cli_export_failures(
     meta = json.loads((out / "export.json").read_text())
     assert [p["ok"] for p in meta["parity"]] == [False, False, False]
     assert sorted(p.name for p in out.iterdir()) == [
+        ".hir-output.json",  # the output marker (hir_sdk.io.MARKER_FILE)
         "encoder.onnx",
         "export.json",
         "quantizer.onnx",

@@ -11,6 +11,7 @@ import pytest
 
 from hir_sdk.cli.main import main
 from hir_sdk.interests import read_embeddings
+from hir_sdk.io.output_folder import marker_kind
 from hir_sdk.schema.manifest import load_manifest
 from hir_sdk.training import load_config
 
@@ -80,6 +81,17 @@ def test_demo_tiny(tmp_path, capsys):
         "encoder.onnx",
         "quantizer.onnx",
     ]
+    # each part is marked with its kind; a second demo replaces it only with --overwrite
+    kinds = {name: marker_kind(out / name) for name in ("data", "graph", "run", "ab", "onnx")}
+    assert marker_kind(out) == "demo" and kinds == {
+        "data": "dataset",
+        "graph": "graph",
+        "run": "run",
+        "ab": "report",
+        "onnx": "onnx",
+    }
+    assert main(argv) == 2
+    assert "pass --overwrite to replace it" in capsys.readouterr().err
 
 
 def test_demo_movielens(tmp_path, capsys):

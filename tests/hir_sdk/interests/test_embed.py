@@ -133,8 +133,9 @@ def test_bad_input_exits_2_and_writes_nothing(
 
 
 def test_a_folder_that_is_not_a_run(tiny_world, tmp_path, capsys):
+    (tmp_path / "not_a_run").mkdir()  # beside --out: an output never lies in an input
     code = main(
-        ["embed", "--run", str(tmp_path), "--data", str(tiny_world),
+        ["embed", "--run", str(tmp_path / "not_a_run"), "--data", str(tiny_world),
          "--as-of", "test_start", "--out", str(tmp_path / "o")]
     )  # fmt: skip
     assert code == 2

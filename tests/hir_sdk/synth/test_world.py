@@ -21,7 +21,7 @@ def _files(root):
 def test_same_seed_gives_byte_identical_files(tiny_world, tmp_path):
     again = write_world(generate_world(TINY, seed=0), tmp_path / "again")
     assert _files(again) == _files(tiny_world)
-    assert len(_files(again)) == 7
+    assert len(_files(again)) == 8  # with the output marker (hir_sdk.io.MARKER_FILE)
     for rel in _files(again):
         assert (again / rel).read_bytes() == (tiny_world / rel).read_bytes(), rel
 

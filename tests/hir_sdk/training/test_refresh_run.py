@@ -145,5 +145,7 @@ def test_warm_start_refuses_runs_that_read_later_data_or_do_not_fit(
     )
     with pytest.raises(InputError, match="init_from's model does not fit this run"):
         Trainer(tiny_world, tmp_path / "b", dataclasses.replace(wider, init_from=str(refresh_run)))
+    not_a_run = tmp_path / "not_a_run"  # beside the run: a run never lies in an input
+    not_a_run.mkdir()
     with pytest.raises(InputError, match="no config.toml"):
-        Trainer(tiny_world, tmp_path / "c", dataclasses.replace(REFRESH, init_from=str(tmp_path)))
+        Trainer(tiny_world, tmp_path / "c", dataclasses.replace(REFRESH, init_from=str(not_a_run)))

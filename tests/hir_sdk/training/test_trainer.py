@@ -176,3 +176,33 @@ def test_seeding_types_must_be_node_types(tiny_world, tmp_path):
     config = replace(CONFIG, distill=replace(CONFIG.distill, seed_types=("shop",)))
     with pytest.raises(InputError, match=r"distill.seed_types \['shop'\]"):
         Trainer(tiny_world, tmp_path / "run", config)
+
+
+def test_a_run_stopped_early_has_the_checkpoint_embed_reads(tiny_world, tmp_path):
+    """`max_steps` between two validations: the run validates where it stops, so best.pt
+    exists (it did not, and `hir embed --run` failed with 'checkpoint not found')."""
+    run = tmp_path / "early"
+    result = Trainer(tiny_world, run, CONFIG).fit(max_steps=2, progress=False)
+    assert result.steps == 2 and result.best_validation < float("inf")
+    records = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+    assert "val_loss" not in records[0] and records[1]["val_loss"] == result.best_validation
+    assert load_checkpoint(run / "checkpoints" / "best.pt")["step"] == 2
+
+
+def test_a_new_run_never_mixes_into_an_earlier_one(tiny_world, full_run, tmp_path):
+    """Fitting into a finished run without resume would rewrite its config, append to its
+    metrics and replace its checkpoints: refused, the run untouched."""
+    import shutil
+
+    run = tmp_path / "copy"
+    shutil.copytree(full_run, run)
+    before = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    with pytest.raises(InputError, match="pass --resume to continue it"):
+        Trainer(tiny_world, run, replace(CONFIG, seed=3)).fit(progress=False)
+    assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == before
+
+
+def test_a_run_is_never_written_into_its_data(tiny_world):
+    with pytest.raises(InputError, match="lies inside the input"):
+        Trainer(tiny_world, tiny_world / "run", CONFIG)
+    assert not (tiny_world / "run").exists()

@@ -1,0 +1,185 @@
+"""The output-folder rule: hir-sdk replaces only a folder that it wrote itself.
+
+Every output folder carries a small marker file (`MARKER_FILE`) that names its kind
+(graph, dataset, run, embeddings, ...). A command may write its `--out` when it is
+
+- absent, or an empty folder;
+- with `--overwrite` (`overwrite=True`), a folder holding our marker of the same kind;
+
+and never when it is, contains or lies inside one of the command's inputs (compared as
+resolved paths, so a symbolic link to an input is the input). A folder without our
+marker is never replaced, `--overwrite` or not: it may be the user's own data. The
+checks run before any work (`check_free`), and again when the result is published
+(`hir_sdk.io.atomic.atomic_output_dir`).
+
+A training run grows in place instead (checkpoints, metrics): `claim_dir` starts one in
+a free folder (`check_new`: absent or empty, never over an earlier run), and
+`check_ours` accepts a folder to continue only when it holds the marker of its kind.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from hir_sdk.errors import InputError
+
+MARKER_FILE = ".hir-output.json"
+WRITTEN_BY = "hir-sdk"
+_KIND = re.compile(r"[a-z][a-z0-9_]*")
+
+Inputs = Iterable[str | Path | None]
+
+
+def marker_text(kind: str) -> str:
+    """The marker file's content for an output of `kind` (the same bytes every time, so
+    outputs stay byte-identical)."""
+    if not _KIND.fullmatch(kind):
+        raise ValueError(f"output kind must be a lower-case word, got {kind!r}")
+    return json.dumps({"written_by": WRITTEN_BY, "kind": kind}) + "\n"
+
+
+def write_marker(folder: str | Path, kind: str) -> None:
+    """Mark `folder` as an output of `kind` that hir-sdk wrote."""
+    (Path(folder) / MARKER_FILE).write_text(marker_text(kind), encoding="utf-8")
+
+
+def marker_kind(folder: str | Path) -> str | None:
+    """The kind named by `folder`'s marker; None when it has no readable marker of ours."""
+    marker = Path(folder) / MARKER_FILE
+    if marker.is_symlink() or not marker.is_file():
+        return None
+    try:
+        content = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(content, dict) or content.get("written_by") != WRITTEN_BY:
+        return None
+    kind = content.get("kind")
+    return kind if isinstance(kind, str) and _KIND.fullmatch(kind) else None
+
+
+def check_not_input(final: str | Path, inputs: Inputs) -> None:
+    """An `InputError` when `final` is, contains or lies inside one of `inputs` (resolved
+    paths: symbolic links are followed; None entries are skipped)."""
+    out = Path(final).resolve()
+    for given in inputs:
+        if given is None or str(given) == "":
+            continue
+        source = Path(given).resolve()
+        if out == source:
+            relation = "is the input"
+        elif out in source.parents:
+            relation = "contains the input"
+        elif source in out.parents:
+            relation = "lies inside the input"
+        else:
+            continue
+        raise InputError(
+            f"the output folder {relation} {given}: an input is never written over or "
+            "into; choose an output path outside every input",
+            file=final,
+        )
+
+
+def _existing(final: Path) -> bool:
+    """Whether `final` holds anything (a file, a link or a non-empty folder)."""
+    if final.is_symlink():
+        raise InputError(
+            "the output is a symbolic link; give the path of a real folder", file=final
+        )
+    if not final.exists():
+        return False
+    if not final.is_dir():
+        raise InputError("the output exists and is not a folder", file=final)
+    return any(final.iterdir())
+
+
+def _check_kind(final: Path, kind: str) -> None:
+    found = marker_kind(final)
+    if found is None:
+        raise InputError(
+            f"output already exists and was not written by hir-sdk (no {MARKER_FILE} "
+            "marker): it is never replaced, even with --overwrite; choose another path",
+            file=final,
+        )
+    if found != kind:
+        raise InputError(
+            f"output already exists and holds a hir-sdk {found}, not a {kind}: it is "
+            "never replaced by one, even with --overwrite; choose another path",
+            file=final,
+        )
+
+
+def check_free(
+    final: str | Path, *, kind: str, overwrite: bool = False, inputs: Inputs = ()
+) -> None:
+    """An `InputError` unless an output of `kind` may be written at `final` (see the
+    module): for commands to call before their work, as `atomic_output_dir` does again
+    before it publishes."""
+    final = Path(final)
+    marker_text(kind)  # a programming mistake, not the user's: ValueError
+    check_not_input(final, inputs)
+    if not _existing(final):
+        return
+    _check_kind(final, kind)
+    if not overwrite:
+        raise InputError(
+            f"output already exists (a hir-sdk {kind}); choose another path or pass "
+            "--overwrite to replace it",
+            file=final,
+        )
+
+
+def check_ours(final: str | Path, *, kind: str, inputs: Inputs = ()) -> None:
+    """An `InputError` unless `final` is a folder of `kind` that hir-sdk wrote (and no
+    input's): the folder a resumed run continues in."""
+    final = Path(final)
+    check_not_input(final, inputs)
+    if final.is_symlink() or not final.is_dir() or marker_kind(final) != kind:
+        raise InputError(
+            f"not a {_NAMES.get(kind, kind)} written by hir-sdk (no {MARKER_FILE} marker "
+            f"of kind {kind!r})",
+            file=final,
+        )
+
+
+def check_new(final: str | Path, *, kind: str, inputs: Inputs = ()) -> None:
+    """An `InputError` unless a new output of `kind` that grows in place (a training run)
+    may start at `final`: absent or an empty folder, and no input's. An earlier output of
+    the same kind is refused too: continuing it is `resume`, and a new one written over
+    it would mix the two."""
+    final = Path(final)
+    marker_text(kind)
+    check_not_input(final, inputs)
+    if not _existing(final):
+        return
+    found = marker_kind(final)
+    if found == kind:
+        raise InputError(
+            f"output already holds a {_NAMES.get(kind, kind)}: pass --resume to continue "
+            "it, or choose another path (a new run is never mixed into an old one)",
+            file=final,
+        )
+    what = "not written by hir-sdk" if found is None else f"a hir-sdk {found}"
+    raise InputError(
+        f"output already exists and is not empty ({what}): a new "
+        f"{_NAMES.get(kind, kind)} starts only in an absent or empty folder; choose "
+        "another path",
+        file=final,
+    )
+
+
+def claim_dir(final: str | Path, *, kind: str, inputs: Inputs = ()) -> Path:
+    """Start a new output of `kind` that grows in place at `final` (see `check_new`):
+    create the folder and write its marker."""
+    final = Path(final)
+    check_new(final, kind=kind, inputs=inputs)
+    final.mkdir(parents=True, exist_ok=True)
+    write_marker(final, kind)
+    return final
+
+
+_NAMES = {"run": "training run"}
