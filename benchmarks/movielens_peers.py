@@ -108,7 +108,7 @@ def multistage_rerank(graph, hir: HirLookup, ranked: RankedLists, candidates: np
         RankingExamples(
             user=user,
             ad=ad,
-            owner=features.owners[ad],
+            owner=features.owners.at(ad, ts),
             ts=ts,
             label=np.zeros(len(ad), dtype=np.float32),
             dense=features.compute(user, ad, ts),

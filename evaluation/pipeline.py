@@ -41,7 +41,7 @@ from hir_sdk.evaluation.report import ModelCurves, Report, render_markdown
 from hir_sdk.evaluation.report_html import render_html
 from hir_sdk.evaluation.slices import test_slices
 from hir_sdk.graph import TemporalGraph, build_graph
-from hir_sdk.graph.owners import owner_of_nodes
+from hir_sdk.graph.owners import OwnersAsOf
 from hir_sdk.io.atomic import atomic_output_dir
 from hir_sdk.ranking.baselines import PopularityModel, XGBoostBaseline, XGBoostConfig
 from hir_sdk.ranking.features import AsOfFeatures
@@ -230,7 +230,7 @@ def run_ab_on_graph(
     config = config or ABConfig()
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    owners = owner_of_nodes(graph)
+    owners = OwnersAsOf(graph)
     examples = {
         w: build_examples(graph, w, attribution_days=config.attribution_days, owners=owners)
         for w in WINDOWS
