@@ -13,24 +13,30 @@ by one. The sites and what covers each:
 - co-engagement and structural neighbour sums (node x node), conversion retrieval's
   seen pairs (user x ad, -1 pads), the click labels of the multistage ranker (user x
   ad), the engagement sampler's (type, creation time) key: here;
+- the graph build's (node, edge id) CSR key and the schema's (src type, relation, dst
+  type) table key (unknown types are refused before, so no -1 reaches them): here;
 - the samplers' (slot, node) codes, whose nodes are always real (no -1): the views'
   tests (a view equals the same view drawn alone; every edge's local ends map back to
-  its global ends), tests/hir_sdk/sampling/test_views.py.
+  its global ends), tests/hir_sdk/sampling/test_views.py; the node featurizer's (node,
+  edge type) degrees: tests/hir_sdk/model/test_components.py (against a loop).
 """
 
 from __future__ import annotations
 
 import numpy as np
+import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hir_sdk.evaluation.conversion_retrieval import _seen_pairs, _unseen_first
+from hir_sdk.graph.build import _csr
 from hir_sdk.graph.event_index import EventIndex, pair_keys, split_pair_keys
 from hir_sdk.graph.owners import owner_of_nodes
 from hir_sdk.knowledge.knowledge_base import structural_neighbour_sums
 from hir_sdk.ranking.sequence import MultiStageRanker, RankingExamples
 from hir_sdk.schema import DatasetManifest, EdgeTypeSpec, TimeSplits
+from hir_sdk.schema.tables import _edge_type_codes
 from hir_sdk.training.co_engagement import co_engaged_content
 from hir_sdk.training.objectives import EngagementSampler
 from tests.conftest import DAY, T0
@@ -248,3 +254,33 @@ def test_random_negatives_keep_their_type_with_times_past_two_to_the_forty():
     assert (graph.node_type_of(got.random_neg) == graph.type_code("ad")).all()
     assert (graph.created_ts[got.random_neg] < got.ts).all()
     assert set(got.random_neg.tolist()) == {3, 4}  # the third ad is created after every click
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 6), max_size=40))
+def test_graph_build_groups_edge_ids_by_node_like_a_dict(owners):
+    """`owner * E + edge id`: each node's edge ids, in id order, for 7 nodes."""
+    ptr, order = _csr(pl.Series(owners, dtype=pl.Int64), 7)
+    for node in range(7):
+        want = [e for e, o in enumerate(owners) if o == node]
+        assert order[ptr[node] : ptr[node + 1]].tolist() == want
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 1), st.integers(0, 2)), max_size=30))
+def test_edge_type_table_finds_each_declared_triple_like_a_dict(triples):
+    """`(src * R + rel) * T + dst` over three node types and two relations, the last type
+    and relation included."""
+    types, rels = ("a", "b", "c"), ["r", "s"]
+    declared = [("c", "s", "a"), ("a", "r", "c"), ("c", "r", "c"), ("b", "s", "b")]
+    manifest = DatasetManifest(
+        name="t",
+        node_types=types,
+        edge_types=tuple(EdgeTypeSpec(x, r, y, "exposure") for x, r, y in declared),
+        time=TimeSplits(T0, T0 + 1, T0 + 2, T0 + 3),
+    )
+    position = {triple: k for k, triple in enumerate(declared)}
+    codes = np.array(triples, dtype=np.int64).reshape(-1, 3)
+    got = _edge_type_codes(manifest, codes[:, 0], codes[:, 1], codes[:, 2], rels)
+    want = [position.get((types[x], rels[r], types[y]), -1) for x, r, y in triples]
+    assert got.tolist() == want
