@@ -108,7 +108,7 @@ def multistage_rerank(graph, hir: HirLookup, ranked: RankedLists, candidates: np
         RankingExamples(
             user=user,
             ad=ad,
-            owner=features.owners[ad],
+            owner=features.owners.at(ad, ts),
             ts=ts,
             label=np.zeros(len(ad), dtype=np.float32),
             dense=features.compute(user, ad, ts),
@@ -137,6 +137,7 @@ def main() -> int:
             checkpoint_every=max(args.steps // 3, 1),
             use_content=True,
             train_until=str(training_midpoint(t)),  # as hir demo --refresh-steps 0
+            select="last",  # selecting on validation would read the rankers' window
         )
         started = time.perf_counter()
         Trainer(data, Path(tmp) / "run", config).fit(progress=False)

@@ -8,18 +8,24 @@ examples (user, label) + p_control + p_treatment
   --> B resamples of users with replacement -> example weights -> weighted metrics
   --> percentile interval of each delta; slices reuse the same user draws
 ```
+The resamples are drawn one at a time from a seeded generator and drawn again, the same,
+for each metric and slice: memory stays one resample's user counts, however many
+resamples. Their number is bounded (`MAX_BOOTSTRAP`): past it the intervals no longer
+move, and a typo (`--bootstrap 1000000000`) would run for days.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
 from hir_sdk.evaluation import metrics as m
 
 MetricFn = Callable[..., float]
+MAX_BOOTSTRAP = 10_000  # user resamples; the default is 200
 
 
 @dataclass(frozen=True)
@@ -126,13 +132,12 @@ def _value(
     return float(spec.fn(y, p, weights=w))
 
 
-def _user_draws(n_users: int, n_bootstrap: int, seed: int) -> np.ndarray:
-    """(B, U) how many times each user is drawn in each resample."""
+def _user_draws(n_users: int, n_bootstrap: int, seed: int) -> Iterator[np.ndarray]:
+    """Each resample's (U,) count of how many times each user is drawn, one at a time;
+    every call yields the same sequence."""
     rng = np.random.default_rng(seed)
-    draws = np.empty((n_bootstrap, n_users), dtype=np.int32)
-    for b in range(n_bootstrap):
-        draws[b] = np.bincount(rng.integers(0, n_users, n_users), minlength=n_users)
-    return draws
+    for _ in range(n_bootstrap):
+        yield np.bincount(rng.integers(0, n_users, n_users), minlength=n_users)
 
 
 def _compare(
@@ -141,7 +146,7 @@ def _compare(
     pc: np.ndarray,
     pt: np.ndarray,
     users: np.ndarray,
-    draws: np.ndarray,
+    draws: Callable[[], Iterator[np.ndarray]],
     alpha: float,
 ) -> tuple[MetricDelta, ...]:
     out = []
@@ -150,7 +155,7 @@ def _compare(
         control = _value(spec, y, pc, None, users)
         treatment = _value(spec, y, pt, None, users)
         samples = []
-        for counts in draws:
+        for counts in draws():
             w = counts[users].astype(np.float64)
             if w.sum() == 0 or not (y * w).sum() > 0:
                 continue
@@ -190,7 +195,7 @@ def compare(
         p_treatment: (n,) predicted probabilities of the treatment model.
         users: (n,) user of each example (the bootstrap's resampling unit).
         slices: name -> (n,) boolean mask; each gets NE and AUC deltas with intervals.
-        n_bootstrap: number of user resamples.
+        n_bootstrap: number of user resamples, at most `MAX_BOOTSTRAP`.
         confidence: two-sided interval level.
         seed: the resampling seed (results are deterministic in it).
     """
@@ -199,11 +204,13 @@ def compare(
     p_treatment = np.asarray(p_treatment, dtype=np.float64)
     if not (len(y) == len(p_control) == len(p_treatment) == len(users)):
         raise ValueError("compare: y, predictions and users must have one length")
-    if not 0 < confidence < 1 or n_bootstrap < 1:
-        raise ValueError("compare: need 0 < confidence < 1 and n_bootstrap >= 1")
+    if not 0 < confidence < 1 or not 1 <= n_bootstrap <= MAX_BOOTSTRAP:
+        raise ValueError(
+            f"compare: need 0 < confidence < 1 and 1 <= n_bootstrap <= {MAX_BOOTSTRAP}"
+        )
     _, user_idx = np.unique(np.asarray(users), return_inverse=True)
     n_users = int(user_idx.max()) + 1 if len(user_idx) else 0
-    draws = _user_draws(n_users, n_bootstrap, seed)
+    draws = partial(_user_draws, n_users, n_bootstrap, seed)
     alpha = 1 - confidence
     overall = _compare(metrics, y, p_control, p_treatment, user_idx, draws, alpha)
     results = []

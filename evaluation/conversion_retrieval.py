@@ -28,6 +28,7 @@ import polars as pl
 from hir_sdk.errors import InputError
 from hir_sdk.evaluation.examples import build_examples
 from hir_sdk.graph import TemporalGraph
+from hir_sdk.graph.event_index import pair_keys, split_pair_keys
 from hir_sdk.interests import EntityEmbeddings
 from hir_sdk.interests.hierarchy import snapshot_nodes, snapshot_rows
 from hir_sdk.ranking.retrieval import InvertedIndex, TokenBags, exact_knn, probe_weights
@@ -66,7 +67,7 @@ class RankedLists:
         users: (U,) graph node ids of the users who convert in the test window, sorted.
         truth: their (user, ad) conversion pairs, unique, sorted.
         ads: (A,) graph node ids of the candidate ads (those in the snapshot).
-        seen: sorted keys `user * num_nodes + ad` left out of every list (empty unless
+        seen: sorted keys `pair_keys(user, ad, num_nodes)` left out of every list (empty unless
             `exclude_seen`).
         lists: method -> (U, L) ad node ids, best first; -1 pads.
     """
@@ -81,7 +82,7 @@ class RankedLists:
     def rank(self, scores: np.ndarray, top: int) -> np.ndarray:
         """(U, top) ads by descending `scores` (U, A) over `ads` (ties: lower column
         first), each user's seen ads left out: how another model's scores join the table."""
-        keys = self.users[:, None].astype(np.int64) * self.num_nodes + self.ads[None, :]
+        keys = pair_keys(self.users[:, None], self.ads[None, :], self.num_nodes)
         masked = np.where(np.isin(keys, self.seen), -np.inf, scores)
         order = np.argsort(-masked, axis=1, kind="stable")[:, :top]
         return np.where(np.take_along_axis(masked, order, axis=1) > -np.inf, self.ads[order], -1)
@@ -123,7 +124,8 @@ def ranked_lists(
     codes = snapshot.quantizer.codes(snapshot.tokens())
     index = InvertedIndex.build(ad_nodes, codes[ads], size, z[ads])
     seen = _seen_pairs(graph, users, ad_nodes, cutoff) if exclude_seen else np.zeros(0, np.int64)
-    most_seen = int(np.unique(seen // graph.num_nodes, return_counts=True)[1].max(initial=0))
+    seen_users = split_pair_keys(seen, graph.num_nodes)[0]
+    most_seen = int(np.unique(seen_users, return_counts=True)[1].max(initial=0))
     wanted = min(top + most_seen, len(ads))  # enough left after the seen ones go
     wide = 4 * wanted
     bom = index.search(
@@ -183,11 +185,11 @@ def conversion_recall(
 def _seen_pairs(
     graph: TemporalGraph, users: np.ndarray, ads: np.ndarray, cutoff: int
 ) -> np.ndarray:
-    """Sorted keys `user * N + ad` of the (user, ad) pairs with an edge before `cutoff`."""
+    """Sorted `pair_keys(user, ad, N)` of the (user, ad) pairs with an edge before `cutoff`."""
     k = graph.edges_before(cutoff)
     src, dst = graph.src[:k], graph.dst[:k]
     keep = np.isin(src, users) & np.isin(dst, ads)
-    return np.unique(src[keep].astype(np.int64) * graph.num_nodes + dst[keep])
+    return np.unique(pair_keys(src[keep], dst[keep], graph.num_nodes))
 
 
 def _unseen_first(
@@ -195,7 +197,7 @@ def _unseen_first(
 ) -> np.ndarray:
     """Each row of `ids` (a query user's ranked list) with that user's seen ads moved to
     the end, the order of the rest kept; seen positions become -1."""
-    seen = np.isin(users[:, None].astype(np.int64) * num_nodes + ids, seen_keys) & (ids >= 0)
+    seen = np.isin(pair_keys(users[:, None], ids, num_nodes), seen_keys) & (ids >= 0)
     order = np.argsort(seen, axis=1, kind="stable")
     return np.where(
         np.take_along_axis(seen, order, axis=1), -1, np.take_along_axis(ids, order, axis=1)

@@ -7,10 +7,15 @@ For a chronological window `[lo, hi)` (train, validation or test):
 - its label is 1 when the same user has a conversion edge (role `conversion`) on a node of
   the same owner (the ad's advertiser: its products, its pixel) with
   `ts < conversion_ts <= ts + attribution window`;
-- labels are read only up to the window's *label horizon*: its end `hi` (the data's end for
-  the test window). An exposure whose attribution window runs past the horizon has an
-  unknown label: it is **censored**, left out and counted, never labelled negative. So a
-  training label never uses a conversion from the validation or test period.
+- owners are as of time (`OwnersAsOf`): the ad's owner from the structural edges before
+  the exposure, the converted-on node's from those before the conversion;
+- labels are read only before the window's *label horizon*: its end `hi` (the data's end
+  for the test window), exclusive like every window end. An exposure is labelled only
+  when its whole attribution window lies before the horizon, `ts + window < hi`; one whose
+  window reaches the horizon or runs past it has an unknown label: it is **censored**,
+  left out and counted, never labelled negative. So a training label never uses a
+  conversion from the validation or test period, not even one at `validation_start`
+  itself.
 """
 
 from __future__ import annotations
@@ -22,8 +27,8 @@ import polars as pl
 
 from hir_sdk.errors import InputError
 from hir_sdk.graph import TemporalGraph
-from hir_sdk.graph.event_index import EventIndex
-from hir_sdk.graph.owners import NO_OWNER, owner_of_nodes
+from hir_sdk.graph.event_index import EventIndex, pair_keys
+from hir_sdk.graph.owners import NO_OWNER, OwnersAsOf
 from hir_sdk.schema.manifest import SECONDS_PER_DAY
 
 WINDOWS = ("train", "validation", "test")
@@ -39,7 +44,7 @@ class Examples:
 
     window: str
     frame: pl.DataFrame
-    horizon: int  # labels use conversions with ts <= horizon only
+    horizon: int  # labels use conversions with ts < horizon only
     attribution_window_s: int
     censored: int  # exposures left out because their label is not known by the horizon
 
@@ -52,19 +57,15 @@ class Examples:
         return int(self.frame["label"].sum())
 
 
-def _pair_codes(user: np.ndarray, owner: np.ndarray, num_nodes: int) -> np.ndarray:
-    return user.astype(np.int64) * num_nodes + owner
-
-
-def conversion_index(graph: TemporalGraph, owners: np.ndarray) -> EventIndex:
-    """Conversion events keyed by (user, owner of the converted-on node)."""
+def conversion_index(graph: TemporalGraph, owners: OwnersAsOf) -> EventIndex:
+    """Conversion events keyed by `pair_keys(user, owner of the converted-on node before
+    the conversion)`; conversions on a node without an owner are left out."""
     codes = graph.role_codes("conversion")
     mask = np.isin(graph.etype, codes)
-    owner = owners[graph.dst[mask]]
+    ts = graph.ts[mask]
+    owner = owners.at(graph.dst[mask], ts)
     known = owner != NO_OWNER
-    return EventIndex(
-        _pair_codes(graph.src[mask][known], owner[known], graph.num_nodes), graph.ts[mask][known]
-    )
+    return EventIndex(pair_keys(graph.src[mask][known], owner[known], graph.num_nodes), ts[known])
 
 
 def build_examples(
@@ -72,7 +73,7 @@ def build_examples(
     window: str,
     *,
     attribution_days: float | None = None,
-    owners: np.ndarray | None = None,
+    owners: OwnersAsOf | None = None,
 ) -> Examples:
     """Examples of one chronological window (see the module docstring)."""
     if window not in WINDOWS:
@@ -86,21 +87,19 @@ def build_examples(
     if not days > 0:
         raise InputError(f"attribution window must be > 0 days, got {days}")
     attribution_s = int(round(days * SECONDS_PER_DAY))
-    owners = owner_of_nodes(graph) if owners is None else owners
+    owners = OwnersAsOf(graph) if owners is None else owners
     lo, hi = manifest.time.window(window)
     horizon = hi
     edges = np.arange(graph.window(window).start, graph.window(window).stop)
     exposure = graph.role_codes("exposure")
     edges = edges[np.isin(graph.etype[edges], exposure)]
     ts = graph.ts[edges]
-    mature = ts + attribution_s <= horizon
+    mature = ts + attribution_s < horizon  # the label window (ts, ts + w] ends before it
     edges, ts = edges[mature], ts[mature]
     user, ad = graph.src[edges], graph.dst[edges]
-    owner = owners[ad]
+    owner = owners.at(ad, ts)
     index = conversion_index(graph, owners)
-    converted = index.count_between(
-        _pair_codes(user, owner, graph.num_nodes), ts, ts + attribution_s
-    )
+    converted = index.count_between(pair_keys(user, owner, graph.num_nodes), ts, ts + attribution_s)
     label = ((converted > 0) & (owner != NO_OWNER)).astype(np.int8)
     frame = pl.DataFrame({"user": user, "ad": ad, "owner": owner, "ts": ts, "label": label})
     return Examples(

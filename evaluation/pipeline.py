@@ -14,9 +14,12 @@ feature sets does not hinge on one shared configuration that suits one of them. 
 Models: `xgboost` (hand-crafted as-of features), `popularity` (the floor), and two that
 read HIR snapshots of an encoder run (`config.run`): `xgboost+hir` (the same XGBoost with
 HIR feature columns) and `multistage` (the sequence ranker). When either arm reads HIR,
-*both* arms fit on the training examples dated at or after the end of the encoder's
-training window (`hir fit --until`), so the comparison stays paired and no HIR feature
-comes from an encoder that saw its example's label. Several runs (`config.run` a tuple:
+*both* arms fit on the training examples dated at or after the end of what the encoder
+read (`HirLookup.fit_from`: its training window, `hir fit --until`, and the window it
+chose its checkpoint on, which for a run that selects on validation runs to the test
+start), so the comparison stays paired and no HIR feature comes from an encoder that saw
+its example's label. Encoders for the A/B are refresh runs (`hir fit --refresh
+--until`): they read nothing after `train_until`. Several runs (`config.run` a tuple:
 the first trained with `--until`, refresh runs trained until the validation and test
 starts) re-train the encoder for each full snapshot (see `evaluation.hir_snapshots`).
 """
@@ -34,14 +37,14 @@ import polars as pl
 
 from hir_sdk import __version__
 from hir_sdk.errors import InputError
-from hir_sdk.evaluation.ab import ABResult, compare
+from hir_sdk.evaluation.ab import MAX_BOOTSTRAP, ABResult, compare
 from hir_sdk.evaluation.examples import WINDOWS, Examples, build_examples
 from hir_sdk.evaluation.hir_snapshots import build_hir_lookup
 from hir_sdk.evaluation.report import ModelCurves, Report, render_markdown
 from hir_sdk.evaluation.report_html import render_html
 from hir_sdk.evaluation.slices import test_slices
 from hir_sdk.graph import TemporalGraph, build_graph
-from hir_sdk.graph.owners import owner_of_nodes
+from hir_sdk.graph.owners import OwnersAsOf
 from hir_sdk.io.atomic import atomic_output_dir
 from hir_sdk.io.output_folder import Inputs
 from hir_sdk.ranking.baselines import PopularityModel, XGBoostBaseline, XGBoostConfig
@@ -83,6 +86,13 @@ class ABConfig:
             raise InputError("control and treatment must be different models")
         if self.new_advertiser_days < 1:
             raise InputError(f"new_advertiser_days must be >= 1, got {self.new_advertiser_days}")
+        if not 1 <= self.n_bootstrap <= MAX_BOOTSTRAP:
+            raise InputError(
+                f"the number of bootstrap resamples must be between 1 and {MAX_BOOTSTRAP:,} "
+                f"(intervals stop changing long before), got {self.n_bootstrap:,}"
+            )
+        if not 0 < self.confidence < 1:
+            raise InputError(f"confidence must be between 0 and 1, got {self.confidence}")
 
     @property
     def hir_arms(self) -> list[str]:
@@ -231,7 +241,7 @@ def run_ab_on_graph(
     config = config or ABConfig()
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    owners = owner_of_nodes(graph)
+    owners = OwnersAsOf(graph)
     examples = {
         w: build_examples(graph, w, attribution_days=config.attribution_days, owners=owners)
         for w in WINDOWS
@@ -243,8 +253,11 @@ def run_ab_on_graph(
         if examples["train"].size == 0:
             raise InputError(
                 f"no labelled training exposures from {iso_time(hir.fit_from)} (the end "
-                "of the first HIR encoder's training window) on: train the encoder with an "
-                "earlier --until, at least one attribution window before validation_start"
+                "of what the first HIR encoder read, its training window and any "
+                "checkpoint selection window) on: train the encoder as a refresh run "
+                "(hir fit --refresh --until TIME), at least one attribution window before "
+                "validation_start; a run that selects its checkpoint on validation reads "
+                "until the test start"
             )
         hir.check_fit_window(int(examples["train"].frame["ts"].min()))
     _check(examples, graph)
@@ -358,7 +371,8 @@ def _protocol(
         )
         out["fit window"] = (
             f"both arms fit on training examples from {iso_time(hir.fit_from)} (the "
-            f"end of the first HIR encoder's training window) on; HIR snapshots as of {snaps}"
+            "end of what the first HIR encoder read: its training window and any checkpoint "
+            f"selection window) on; HIR snapshots as of {snaps}"
             + (f", and {arrivals} arrival snapshots between them" if arrivals else "")
             + (f" ({on_creation:,} new ads embedded on creation)" if on_creation else "")
             + f"; {encoders}"

@@ -127,16 +127,17 @@ def encoder_sweep(
     ab: ABConfig | None = None,
     snapshot_times: Sequence[int] | None = None,
 ) -> list[ScalingPoint]:
-    """One point per encoder size: train (with `base`, its sizes replaced), snapshot (at
-    `snapshot_times`, default the A/B's refresh times), A/B (`ab`'s settings, XGBoost +
-    HIR against XGBoost)."""
+    """One point per encoder size: train (with `base`, its sizes replaced, as a refresh
+    run: a run that chose its checkpoint on validation would have read the window the
+    A/B's rankers fit on), snapshot (at `snapshot_times`, default the A/B's refresh
+    times), A/B (`ab`'s settings, XGBoost + HIR against XGBoost)."""
     ab = dataclasses.replace(
         ab or ABConfig(n_bootstrap=50), control="xgboost", treatment="xgboost+hir"
     )
     points = []
     for name, model in sizes:
         run = Path(work) / f"encoder_{name.replace(' ', '_')}"
-        trainer = Trainer(data, run, dataclasses.replace(base, model=model))
+        trainer = Trainer(data, run, dataclasses.replace(base, model=model, select="last"))
         trainer.fit(progress=False)
         records = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
         hir = build_hir_lookup(run, data, graph, times=snapshot_times, seed=base.seed)

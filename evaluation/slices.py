@@ -10,6 +10,9 @@
 - sparse users: fewer than `min_events` events (any type) before the cutoff;
 - one slice per planted super-interest of the ad, when the dataset has a `truth/` folder
   (synthetic worlds do; only evaluation ever reads it).
+
+The owners given are the examples' own, as of each request (`OwnersAsOf`), so no
+structural edge at or after a request decides its slice.
 """
 
 from __future__ import annotations

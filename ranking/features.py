@@ -6,6 +6,13 @@ conversion rates, recency and recent popularity, for the user, the ad, the ad's 
 (advertiser) and the user x owner pair. Smoothing priors are as-of too: global rates from
 events before `t`. Missing recency is NaN (XGBoost treats it as missing).
 
+Owners are as of time too (`OwnersAsOf`): the example's ad belongs to its owner from the
+structural edges before `t`, and each past event counts for the owner its node had
+before that event. Ads without an owner share one group of their own (`NO_OWNER`), for the
+owner and the user x owner counts alike; `has_owner` tells the model which it is. Pairs
+are grouped by `pair_keys`, whose codes are distinct for distinct pairs, a missing owner
+included.
+
 All of it is vectorised through `EventIndex`: one sort per event family, one binary search
 per (example, feature).
 """
@@ -18,8 +25,8 @@ import numpy as np
 import polars as pl
 
 from hir_sdk.graph import TemporalGraph
-from hir_sdk.graph.event_index import NEVER, EventIndex
-from hir_sdk.graph.owners import NO_OWNER, owner_of_nodes
+from hir_sdk.graph.event_index import NEVER, EventIndex, pair_keys
+from hir_sdk.graph.owners import NO_OWNER, OwnersAsOf
 
 DAY = 86_400
 PRIOR_STRENGTH = 20.0  # pseudo-impressions behind each smoothed rate
@@ -36,16 +43,16 @@ class _Family:
     total: EventIndex
 
 
-def _family(graph: TemporalGraph, owners: np.ndarray, role: str) -> _Family:
+def _family(graph: TemporalGraph, owners: OwnersAsOf, role: str) -> _Family:
     codes = graph.role_codes(role)
     mask = np.isin(graph.etype, codes)
     user, item, ts = graph.src[mask], graph.dst[mask], graph.ts[mask]
-    owner = owners[item]
+    owner = owners.at(item, ts)  # the owner the item had before the event
     return _Family(
         by_user=EventIndex(user, ts),
         by_item=EventIndex(item, ts),
         by_owner=EventIndex(owner, ts),
-        by_pair=EventIndex(user * graph.num_nodes + owner, ts),
+        by_pair=EventIndex(pair_keys(user, owner, graph.num_nodes), ts),
         total=EventIndex(np.zeros(len(ts), dtype=np.int64), ts),
     )
 
@@ -63,12 +70,12 @@ class AsOfFeatures:
 
     Args:
         graph: the temporal graph; only its events before each request time are used.
-        owners: owner of each node (default: `owner_of_nodes(graph)`).
+        owners: each node's owner as of any time (default: `OwnersAsOf(graph)`).
     """
 
-    def __init__(self, graph: TemporalGraph, owners: np.ndarray | None = None) -> None:
+    def __init__(self, graph: TemporalGraph, owners: OwnersAsOf | None = None) -> None:
         self.graph = graph
-        self.owners = owner_of_nodes(graph) if owners is None else owners
+        self.owners = OwnersAsOf(graph) if owners is None else owners
         self._exp = _family(graph, self.owners, "exposure")
         self._click = _family(graph, self.owners, "click")
         self._conv = _family(graph, self.owners, "conversion")
@@ -81,8 +88,8 @@ class AsOfFeatures:
         user = np.asarray(user, dtype=np.int64)
         ad = np.asarray(ad, dtype=np.int64)
         t = np.asarray(t, dtype=np.int64)
-        owner = self.owners[ad]
-        pair = user * self.graph.num_nodes + owner
+        owner = self.owners.at(ad, t)
+        pair = pair_keys(user, owner, self.graph.num_nodes)
         zero = np.zeros(len(t), dtype=np.int64)
         exp, click, conv = self._exp, self._click, self._conv
         g_imp = exp.total.count_before(zero, t).astype(float)

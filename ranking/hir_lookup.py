@@ -9,11 +9,19 @@ quantizer. A row is served only from its own `as_of` on: in creation snapshots
 (`embed_on_creation`) each row has its own time. With none, `found` is False and the
 values are fill values (zeros, -1).
 
-Snapshots also say until when their encoder trained (`trained_until`; with refreshed
-encoders each snapshot has its own). An example at time `t` reads the snapshot before
-`t`; if that snapshot's encoder trained past `t`, the features saw the example's label.
-`fit_from` is the earliest time from which no example can do so and every example can
-find a snapshot; `check_fit_window` refuses a ranker that fits on earlier examples.
+Snapshots also say until when their encoder read the log: `trained_until`, the end of its
+training window, and `selected_until`, the end of the window it chose its checkpoint on
+(the test start for a run that selects on validation, None for a refresh run); with
+refreshed encoders each snapshot has its own. An example at time `t` reads the snapshot
+before `t`; if that snapshot's encoder read past `t` (trained or selected on it), the
+features saw the example's label. `fit_from` is the earliest time from which no example
+can do so and every example can find a snapshot; `check_fit_window` refuses a ranker that
+fits on earlier examples. A snapshot written before `selected_until` was recorded does
+not say what its encoder read: `fit_from` refuses it (re-embed it).
+
+Each snapshot's rows are found by a binary search over its node indices, sorted: memory
+in the snapshot's rows, not in the graph's nodes (daily arrival snapshots hold a few
+hundred ads each, against millions of nodes).
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ from hir_sdk.errors import InputError
 from hir_sdk.graph import TemporalGraph
 from hir_sdk.interests import EntityEmbeddings
 from hir_sdk.interests.arrivals import ARRIVALS_SINCE, ON_CREATION
-from hir_sdk.interests.hierarchy import snapshot_rows
+from hir_sdk.interests.hierarchy import snapshot_nodes
 from hir_sdk.schema.manifest import iso_time
 
 UNKNOWN = np.iinfo(np.int64).max
@@ -35,6 +43,34 @@ UNKNOWN = np.iinfo(np.int64).max
 
 def _arrival(snapshot: EntityEmbeddings) -> bool:
     return ARRIVALS_SINCE in snapshot.meta
+
+
+def _read_until(snapshot: EntityEmbeddings) -> int:
+    """The end of everything the snapshot's encoder read: its training window and, for a
+    run that chose its checkpoint on validation, that window too; UNKNOWN when the
+    snapshot does not record both."""
+    meta = snapshot.meta
+    if "trained_until" not in meta or "selected_until" not in meta:
+        return UNKNOWN
+    trained, selected = int(meta["trained_until"]), meta["selected_until"]
+    return trained if selected is None else max(trained, int(selected))
+
+
+class _RowIndex:
+    """Row of each global node in one snapshot: its node indices sorted, searched."""
+
+    def __init__(self, nodes: np.ndarray) -> None:
+        order = np.argsort(nodes, kind="stable")
+        self.nodes = nodes[order]  # (rows,) sorted
+        self.rows = order  # (rows,) the row of each sorted node
+
+    def __call__(self, nodes: np.ndarray) -> np.ndarray:
+        """(n,) the row of each node, -1 where it is not in the snapshot (a node listed
+        twice: its last row)."""
+        if len(self.nodes) == 0:
+            return np.full(np.shape(nodes), -1, dtype=np.int64)
+        at = np.maximum(np.searchsorted(self.nodes, nodes, side="right") - 1, 0)
+        return np.where(self.nodes[at] == nodes, self.rows[at], -1)
 
 
 @dataclass(frozen=True)
@@ -59,15 +95,15 @@ class HirLookup:
             )
         self.snapshots = sorted(snapshots, key=lambda s: s.as_of)
         self.as_of = np.array([s.as_of for s in self.snapshots], dtype=np.int64)
-        # per snapshot: the end of its encoder's training window (UNKNOWN when not recorded)
-        self._ends = [int(s.meta.get("trained_until", UNKNOWN)) for s in self.snapshots]
+        # per snapshot: the end of what its encoder read (UNKNOWN when not recorded)
+        self._ends = [_read_until(s) for s in self.snapshots]
         self.levels = levels.pop()
         self.dim = dims.pop()
         self.codebooks = int(self.snapshots[0].tokens().shape[1])
         self.codewords = max(int(s.meta["bom"]["codewords"]) for s in self.snapshots)
         self.prototype_sizes = [int(p.shape[0]) for p in self.snapshots[0].prototypes]
-        # per snapshot: (N,) row of each global node, -1 when absent
-        self._rows = [snapshot_rows(s, graph) for s in self.snapshots]
+        # per snapshot: the row of a global node, -1 when absent
+        self._rows = [_RowIndex(snapshot_nodes(s, graph)) for s in self.snapshots]
         # per snapshot: (rows,) the time each row was embedded at, served from then on
         self._from = [s.table["as_of"].to_numpy() for s in self.snapshots]
         # per snapshot: the full snapshot it extends (itself, unless an arrival snapshot)
@@ -99,8 +135,9 @@ class HirLookup:
 
     @property
     def trained_until(self) -> int:
-        """The latest end of a training window among the snapshots' encoders (unknown, for
-        snapshots written before it was recorded, counts as the far future)."""
+        """The latest end of what a snapshot's encoder read (training and checkpoint
+        selection; unknown, for snapshots written before it was recorded, counts as the
+        far future)."""
         return max(self._ends)
 
     @property
@@ -111,14 +148,15 @@ class HirLookup:
     @property
     def fit_from(self) -> int:
         """The earliest example time from which every example reads a snapshot whose
-        encoder's training window ended at or before the example (see the module
-        docstring): the first snapshot's time, or later where a snapshot's encoder
-        trained past its own time."""
+        encoder's read window (training and checkpoint selection) ended at or before the
+        example (see the module docstring): the first snapshot's time, or later where a
+        snapshot's encoder read past its own time."""
         ends = self._ends
         if UNKNOWN in ends:
             raise InputError(
-                "a HIR snapshot does not record when its encoder's training window ended; "
-                "re-embed it with this version (hir embed)"
+                "a HIR snapshot does not record when the windows its encoder trained and "
+                "chose its checkpoint on ended (trained_until, selected_until); re-embed it "
+                "with this version (hir embed)"
             )
         # a snapshot serves until the next full one (later arrival snapshots hold only
         # the entities created since, so the others keep reading it)
@@ -135,15 +173,16 @@ class HirLookup:
         fit_from = self.fit_from
         if earliest_example < fit_from:
             why = (
-                f"the HIR encoder's training window ended ({iso_time(fit_from)}): its "
-                "features would have seen those examples' labels"
+                f"the HIR encoder's training window ended, with its checkpoint selection "
+                f"window ({iso_time(fit_from)}): its features would have seen those "
+                "examples' labels"
                 if fit_from in self._ends
                 else f"the first HIR snapshot ({iso_time(fit_from)})"
             )
             raise InputError(
                 f"the {what} would fit on examples from {iso_time(earliest_example)}, before "
-                f"{why}. Train the encoder with an earlier train_until (hir fit --until), "
-                "embed later snapshots, or fit on later examples"
+                f"{why}. Train the encoder with an earlier train_until as a refresh run "
+                "(hir fit --refresh --until), embed later snapshots, or fit on later examples"
             )
 
     def snapshot_of(self, t: np.ndarray) -> np.ndarray:
@@ -164,7 +203,7 @@ class HirLookup:
         valid = flat_nodes >= 0
         for k in reversed(range(len(self.snapshots))):  # the latest holding the node wins
             mine = np.flatnonzero((pick >= k) & valid & ~found)
-            rows = self._rows[k][flat_nodes[mine]]
+            rows = self._rows[k](flat_nodes[mine])
             held = rows >= 0
             held[held] = self._from[k][rows[held]] <= flat_t[mine[held]]
             hit, rows = mine[held], rows[held]

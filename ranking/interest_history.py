@@ -13,6 +13,10 @@ cluster in the latest full snapshot with `as_of <= t`. Arrival snapshots do not 
 the history: events on ads created since that full snapshot are not counted (one index
 per full snapshot, not per arrival).
 
+The counts are grouped by `pair_keys(user, cluster, width)`, `width` the most prototypes
+any snapshot has at the level: snapshots of different encoders may have different sizes,
+and a cluster id past the first snapshot's size must not run into the next user's ids.
+
 Interests drift: what a user was shown last week says more about today than what they
 were shown last month. Each count also comes time-decayed, every event weighted
 `2^(-age / half-life)` (`EventIndex.counts_before`), for each of `half_lives`.
@@ -35,7 +39,7 @@ import numpy as np
 import polars as pl
 
 from hir_sdk.graph import TemporalGraph
-from hir_sdk.graph.event_index import EventIndex
+from hir_sdk.graph.event_index import EventIndex, pair_keys
 from hir_sdk.ranking.hir_lookup import HirLookup
 from hir_sdk.schema.manifest import SECONDS_PER_DAY
 
@@ -52,6 +56,11 @@ class InterestHistory:
         self.lookup = lookup
         self.half_lives = tuple(float(h) for h in half_lives)
         self.sizes = lookup.prototype_sizes
+        # per level: the key radix, above every cluster id of every snapshot
+        self._width = [
+            max(int(s.prototypes[level].shape[0]) for s in lookup.snapshots)
+            for level in range(lookup.levels)
+        ]
         self._index: dict[tuple[int, str, int], EventIndex] = {}
         edges = {}
         for role in ROLES:
@@ -66,11 +75,11 @@ class InterestHistory:
             cluster[targets[rows.found]] = rows.clusters[rows.found]
             for role, mine in edges.items():
                 src, dst, ts = graph.src[mine], graph.dst[mine], graph.ts[mine]
-                for level, size in enumerate(self.sizes):
+                for level, width in enumerate(self._width):
                     c = cluster[dst, level]
                     keep = c >= 0
                     self._index[k, role, level] = EventIndex(
-                        src[keep].astype(np.int64) * size + c[keep], ts[keep]
+                        pair_keys(src[keep], c[keep], width), ts[keep]
                     )
 
     def compute(self, user: np.ndarray, ad: np.ndarray, t: np.ndarray) -> pl.DataFrame:
@@ -81,14 +90,14 @@ class InterestHistory:
         base = np.where(pick >= 0, self.lookup.base_of[np.maximum(pick, 0)], -1)
         seconds = [h * SECONDS_PER_DAY for h in self.half_lives]
         columns: dict[str, np.ndarray] = {}
-        for level, size in enumerate(self.sizes):
+        for level, width in enumerate(self._width):
             counts = {role: np.full(len(ad), np.nan) for role in ROLES}
             decayed = {
                 (role, h): np.full(len(ad), np.nan) for role in ROLES for h in self.half_lives
             }
             for k in self.lookup.full_indices:
                 mine = np.flatnonzero((base == k) & rows.found)
-                key = user[mine] * size + rows.clusters[mine, level]
+                key = pair_keys(user[mine], rows.clusters[mine, level], width)
                 for role in ROLES:
                     index = self._index[k, role, level]
                     counts[role][mine], sums = index.counts_before(key, t[mine], seconds)

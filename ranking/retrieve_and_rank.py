@@ -97,7 +97,7 @@ class RetrieveAndRank:
             examples = RankingExamples(
                 user=u,
                 ad=ad,
-                owner=self.features.owners[ad],
+                owner=self.features.owners.at(ad, ts),
                 ts=ts,
                 label=np.zeros(len(ad), dtype=np.float32),
                 dense=self.features.compute(u, ad, ts),

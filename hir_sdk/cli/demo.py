@@ -8,7 +8,7 @@ MovieLens-100K).
    days of the synthetic world), so the rankers can be fitted on the days after it, and
    refresh it: two refresh runs (`hir fit --refresh --init-from`), each warm-started from
    the encoder before it, train until the validation and the test start
-   (`--refresh-steps`; 0 keeps one encoder, chosen on validation);
+   (`--refresh-steps`; 0 keeps one encoder, its last checkpoint);
 4. embed users and ads at three refresh times, each with the newest encoder trained
    before it, with interest clusters and BoM tokens (each snapshot sees only edges before
    its time; its codebooks are fitted on it alone);
@@ -68,7 +68,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         type=at_least(0),
         default=None,
         help="steps of each warm-started refresh run (default a third of --steps; 0: no "
-        "refresh, one encoder chosen on validation)",
+        "refresh, one encoder, its last checkpoint)",
     )
     parser.add_argument("--bootstrap", type=at_least(1), default=200, help="A/B user resamples")
     parser.set_defaults(run=run)

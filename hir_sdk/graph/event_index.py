@@ -14,6 +14,11 @@ from one running sum per event, `S_i = 2^(-(ts_i - ts_{i-1}) / h) * S_{i-1} + 1`
 its group, computed once per half-life by a doubling scan (log2 of the longest group's
 length vectorised passes, every value in [0, count]: no overflow however long the log);
 a query reads the sum at its last earlier event and decays it to `t`.
+
+Groups are often pairs (a user and an ad's owner). `pair_keys` packs a pair into one
+group code as a radix-`(size + 1)` number with both digits shifted by one, so a missing
+part (-1, an ad without an owner) is the digit 0 and cannot borrow from its neighbour:
+`user * N + owner` made `(u, -1)` equal `(u - 1, N - 1)`.
 """
 
 from __future__ import annotations
@@ -23,13 +28,44 @@ from collections.abc import Sequence
 import numpy as np
 
 NEVER = np.iinfo(np.int64).min  # `last_before` of a group with no earlier event
+_INT64_MAX = np.iinfo(np.int64).max
+
+
+def pair_keys(first: np.ndarray, second: np.ndarray, size: int) -> np.ndarray:
+    """One int64 key per pair `(first[i], second[i])`, equal only for equal pairs, ordered
+    by `first` then `second`: `(first + 1) * (size + 1) + (second + 1)` (the two arrays
+    broadcast).
+
+    `second` must lie in `[-1, size)` and `first` in `[-1, ...)`; -1 stands for a missing
+    part (an ad without an owner) and gets a key of its own. Raises ValueError on a part
+    out of range or a key that would not fit in int64."""
+    first = np.asarray(first, dtype=np.int64)
+    second = np.asarray(second, dtype=np.int64)
+    size = int(size)
+    if size < 0:
+        raise ValueError(f"pair_keys: size must be >= 0, got {size}")
+    if (first.size and int(first.min()) < -1) or (second.size and int(second.min()) < -1):
+        raise ValueError("pair_keys: parts must be >= -1 (-1: missing)")
+    if second.size and int(second.max()) >= size:
+        raise ValueError(f"pair_keys: second part {int(second.max())} is not below {size}")
+    top = int(first.max()) + 1 if first.size else 0
+    if (top + 1) * (size + 1) - 1 > _INT64_MAX:
+        raise ValueError(f"pair_keys: pairs of up to {top - 1} x {size} do not fit in int64")
+    return (first + 1) * (size + 1) + (second + 1)
+
+
+def split_pair_keys(keys: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """`(first, second)` back from `pair_keys(first, second, size)`."""
+    keys = np.asarray(keys, dtype=np.int64)
+    return keys // (size + 1) - 1, keys % (size + 1) - 1
 
 
 class EventIndex:
     """Events keyed by an int64 group code, sorted by (group, time).
 
     Args:
-        groups: (n,) int64 group code of each event (any values, e.g. user * N + owner).
+        groups: (n,) int64 group code of each event (any values, e.g. `pair_keys(user,
+            owner, N)`).
         ts: (n,) int64 event times.
     """
 
@@ -65,7 +101,8 @@ class EventIndex:
             else np.zeros(groups.shape, dtype=bool)
         )
         base = slot.astype(np.int64) * self._span
-        offset = np.clip(t - self._t0, 0, self._span - 1)
+        # clip before subtracting: a query time far from the events must not wrap around
+        offset = np.clip(t, self._t0, self._t0 + self._span - 1) - self._t0
         at = np.searchsorted(self._keys, base + offset, side="left")
         start = np.searchsorted(self._keys, base, side="left")
         at = np.where(known, at, 0)

@@ -166,6 +166,7 @@ def snapshot_of(
             "step": embedder.step,
             "trained_on": embedder.trained_on,
             "trained_until": embedder.trained_until,  # the encoder saw no edge from here on
+            "selected_until": embedder.selected_until,  # ...but chose its weights on these
             "data_fingerprint": graph.fingerprint,
             "as_of": as_of,
             "as_of_iso": iso_time(as_of),

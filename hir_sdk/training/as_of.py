@@ -6,21 +6,26 @@ name of a split boundary of the dataset's manifest (`test_start`).
 
 `train_until` ends a run's training window early: the encoder then learns only from edges
 before it, and the manifest's validation window is widened to `[train_until,
-test_start)` for model selection. A downstream ranker may then fit on examples after
-`train_until` with features from this encoder, knowing the encoder never saw their labels
-(`hir ab` relies on it).
+test_start)` for model selection. Choosing the checkpoint reads that window too, so the
+whole span such a run read ends at `selected_until`, the test start (its meta.json
+records it): a downstream ranker fitted on features of this encoder starts there
+(`HirLookup.fit_from`), never at `train_until`.
 
 A *refresh run* (`select = "last"`, `hir fit --refresh`) keeps its last checkpoint instead
 of choosing one on the window after `train_until`, so it reads no edge at or after
 `train_until`, which may then be any time before the dataset's end: the validation or
 the test start, to re-train the encoder for each full HIR snapshot (see
-`evaluation.hir_snapshots`).
+`evaluation.hir_snapshots`). A downstream ranker may fit on the examples after its
+`train_until` with its features, knowing the encoder never saw their labels (`hir ab`
+relies on it).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
+from pathlib import Path
 
 import numpy as np
 
@@ -76,6 +81,31 @@ def trained_until(train_until: str, splits: TimeSplits, select: str = "validatio
             "may train until later"
         )
     return until
+
+
+def selected_until(select: str, splits: TimeSplits) -> int | None:
+    """End (exclusive) of the window a run chose its checkpoint on: the test start for a
+    run that selects on validation (its validation window is `[train_until,
+    test_start)`), None for a refresh run (it reads nothing after `train_until`)."""
+    return splits.test_start if select == "validation" else None
+
+
+def run_selected_until(run: str | Path, select: str, splits: TimeSplits) -> int | None:
+    """`selected_until` as the run recorded it in its meta.json; for a run written before
+    it was recorded (or with no meta.json), from its config's `select` and `splits`."""
+    path = Path(run) / "meta.json"
+    if not path.is_file():
+        return selected_until(select, splits)
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        raise InputError("the run's meta.json is not readable JSON", file=path) from None
+    if not isinstance(meta, dict) or "selected_until" not in meta:
+        return selected_until(select, splits)
+    value = meta["selected_until"]
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise InputError(f"selected_until must be an integer or null, got {value!r}", file=path)
+    return value
 
 
 def training_midpoint(splits: TimeSplits) -> int:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from hir_sdk.bom.kmeans import group_sums
+from hir_sdk.graph.event_index import pair_keys, split_pair_keys
 from hir_sdk.graph.temporal_graph import TemporalGraph
 
 ROLES = ("exposure", "click")  # the default edges that count as a user reaching a node
@@ -40,9 +41,10 @@ def co_engaged_content(
     keep = np.isin(graph.etype[:k], graph.role_codes(*roles))
     src, dst = graph.src[:k][keep], graph.dst[:k][keep]
     reached = row_of[dst] >= 0
-    pairs = np.unique(src[reached] * graph.num_nodes + dst[reached])  # distinct, by user
-    users, user = np.unique(pairs // graph.num_nodes, return_inverse=True)
-    rows = row_of[pairs % graph.num_nodes]
+    pairs = np.unique(pair_keys(src[reached], dst[reached], graph.num_nodes))  # by user
+    pair_user, pair_node = split_pair_keys(pairs, graph.num_nodes)
+    users, user = np.unique(pair_user, return_inverse=True)
+    rows = row_of[pair_node]
     deg = np.bincount(user, minlength=len(users)).astype(np.float64)
     own_share = np.bincount(rows, weights=1.0 / deg[user], minlength=len(vectors))
     out = np.zeros((len(vectors), vectors.shape[1]))

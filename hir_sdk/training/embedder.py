@@ -26,7 +26,7 @@ from hir_sdk.model import HierarchicalEncoder, Impl, choose_impl
 from hir_sdk.sampling import SamplerConfig
 from hir_sdk.sampling.loader import BatchBuilder
 from hir_sdk.schema import load_dataset
-from hir_sdk.training.as_of import parse_as_of, trained_until
+from hir_sdk.training.as_of import parse_as_of, run_selected_until, trained_until
 from hir_sdk.training.checkpoint import load_checkpoint
 from hir_sdk.training.config import load_config
 from hir_sdk.training.embed_nodes import embed_nodes
@@ -52,6 +52,8 @@ class Embedder:
         self.as_of = parse_as_of(as_of, graph.manifest.time)
         # the encoder saw no edge at or after this time (see training.as_of)
         self.trained_until = trained_until(config.train_until, graph.manifest.time, config.select)
+        # ...but chose its checkpoint on edges before this one (None: a refresh run)
+        self.selected_until = run_selected_until(self.run, config.select, graph.manifest.time)
         path = self.run / "checkpoints" / f"{checkpoint}.pt"
         state = load_checkpoint(path)
         self.step = int(state["step"])

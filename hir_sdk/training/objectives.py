@@ -28,10 +28,9 @@ from torch import nn
 from torch.nn import functional as F  # noqa: N812
 
 from hir_sdk.errors import InputError
+from hir_sdk.graph.event_index import EventIndex
 from hir_sdk.graph.owners import NO_OWNER
 from hir_sdk.graph.temporal_graph import TemporalGraph
-
-_SPAN = np.int64(1) << np.int64(40)  # seconds; type * _SPAN + time orders by type, then time
 
 
 def distillation_loss(
@@ -111,10 +110,11 @@ class EngagementSampler:
         order = np.argsort(owners, kind="stable")
         self._by_owner = order
         self._owner_sorted = owners[order]
-        # nodes by (type, creation time), for random negatives that exist at t
-        born = np.clip(graph.created_ts, 0, _SPAN - 1)
-        self._type_key = np.sort(graph.node_type_of(np.arange(graph.num_nodes)) * _SPAN + born)
-        self._by_type = np.lexsort((born, graph.node_type_of(np.arange(graph.num_nodes))))
+        # nodes by (type, creation time), for random negatives that exist at t (a fixed
+        # radix of 2^40 s let times past it run into the next type: millisecond data)
+        born = np.maximum(graph.created_ts, 0)  # unknown: always existed
+        self._born = EventIndex(graph.node_type_of(np.arange(graph.num_nodes)), born)
+        self._by_type = self._born.order
 
     def __len__(self) -> int:
         return len(self.edges)
@@ -125,8 +125,7 @@ class EngagementSampler:
         edges = self.edges[rng.integers(0, len(self.edges), count)]
         src, dst, ts = g.src[edges], g.dst[edges], g.ts[edges]
         dst_type = g.node_type_of(dst)
-        lo = np.searchsorted(self._type_key, dst_type * _SPAN)
-        hi = np.searchsorted(self._type_key, dst_type * _SPAN + ts)  # created before t
+        lo, hi = self._born.rows_before(dst_type, ts)  # created before t
         hi = np.maximum(hi, lo + 1)
         random_neg = self._by_type[lo + (rng.random(count) * (hi - lo)).astype(np.int64)]
         if self.hard_negatives:

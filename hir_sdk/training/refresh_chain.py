@@ -3,10 +3,11 @@
 
 This is how `hir demo` and `benchmarks/ab_hir.py` keep the encoder that embeds a snapshot
 as fresh as that snapshot: one run per snapshot time, each trained until it
-(`refresh_ends` names them as the demo does: `run`, `run_validation`, `run_test`). In a
-chain of more than one run every run is a refresh run (`select = "last"`): it keeps its
-last checkpoint, so nothing after its `train_until` is read, not even for model
-selection. A chain of one run keeps the first config's `select`.
+(`refresh_ends` names them as the demo does: `run`, `run_validation`, `run_test`). Every
+run of a chain, a chain of one run too, is a refresh run (`select = "last"`): it keeps
+its last checkpoint, so nothing after its `train_until` is read, not even for model
+selection (a run that selected on validation would have read up to the test start, the
+window the A/B's rankers fit and choose on).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def train_refreshed(
     steps = first.steps if refresh_steps is None else refresh_steps
     if steps < 1:
         raise ValueError(f"train_refreshed: refresh_steps must be >= 1, got {steps}")
-    select = "last" if len(ends) > 1 else first.select
+    select = "last"  # see the module docstring
     runs: list[Path] = []
     for name, until in ends.items():
         config = dataclasses.replace(first, train_until=str(until), select=select)

@@ -493,6 +493,8 @@ class Trainer:
             "attention": self.impl.value,
             "world_size": self.world_size,
             "trained_until": self.trained_until,
+            # the end of the checkpoint selection window (training.as_of.selected_until)
+            "selected_until": self.graph.manifest.time.test_start if self.selects else None,
         }
         atomic_write_text(self.run / "meta.json", json.dumps(meta, indent=2) + "\n")
 

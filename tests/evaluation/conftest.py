@@ -1,6 +1,7 @@
 """Trained runs for the A/B tests: the tiny run (training window through the validation
 start, as the interests tests have it) and `early_run`, an encoder trained on the first
-16 days only."""
+16 days only that keeps its last checkpoint (a refresh run: it reads nothing after its
+window, so rankers may fit on the days after it)."""
 
 from __future__ import annotations
 
@@ -27,8 +28,8 @@ SMALL = TrainConfig(
 
 @pytest.fixture(scope="session")
 def early_run(tiny_world: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An encoder trained on the first 16 days only."""
+    """An encoder trained on the first 16 days only, its last checkpoint kept."""
     run = tmp_path_factory.mktemp("early") / "run"
-    config = TrainConfig(**{**SMALL.__dict__, "train_until": "2026-01-17"})
+    config = TrainConfig(**{**SMALL.__dict__, "train_until": "2026-01-17", "select": "last"})
     Trainer(tiny_world, run, config).fit(progress=False)
     return run

@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hir_sdk.evaluation.ab import compare
+from hir_sdk.errors import InputError
+from hir_sdk.evaluation.ab import MAX_BOOTSTRAP, _user_draws, compare
 from hir_sdk.evaluation.metrics import log_loss, roc_auc
+from hir_sdk.evaluation.pipeline import ABConfig
 
 
 def _world(rng: np.random.Generator, n_users: int, per_user: int):
@@ -94,3 +96,31 @@ def test_input_errors():
         compare(np.ones(3), np.ones(3), np.ones(2), np.arange(3))
     with pytest.raises(ValueError, match="confidence"):
         compare(np.ones(3), np.ones(3), np.ones(3), np.arange(3), confidence=1.5)
+
+
+def test_the_number_of_resamples_is_bounded_before_any_work():
+    """`hir ab --bootstrap 1000000000` used to be accepted and then allocate a (10^9 x
+    users) int32 table of draws: now the config refuses it with one message."""
+    with pytest.raises(InputError, match="between 1 and 10,000 .*got 1,000,000,000"):
+        ABConfig(n_bootstrap=10**9)
+    with pytest.raises(InputError, match="got 0"):
+        ABConfig(n_bootstrap=0)
+    with pytest.raises(InputError, match="confidence must be between 0 and 1"):
+        ABConfig(confidence=1.0)
+    assert ABConfig(n_bootstrap=MAX_BOOTSTRAP).n_bootstrap == MAX_BOOTSTRAP
+    with pytest.raises(ValueError, match="n_bootstrap <= 10000"):
+        compare(np.ones(3), np.ones(3), np.ones(3), np.arange(3), n_bootstrap=MAX_BOOTSTRAP + 1)
+
+
+def test_resamples_are_streamed_and_equal_the_table_they_replace():
+    """One resample at a time, the same sequence on every pass, equal to the (B, U)
+    table drawn before (so every interval is unchanged)."""
+    n_users, b, seed = 37, 25, 5
+    rng = np.random.default_rng(seed)
+    table = np.empty((b, n_users), dtype=np.int32)
+    for k in range(b):
+        table[k] = np.bincount(rng.integers(0, n_users, n_users), minlength=n_users)
+    first, second = _user_draws(n_users, b, seed), _user_draws(n_users, b, seed)
+    assert not isinstance(first, np.ndarray)
+    np.testing.assert_array_equal(np.stack(list(first)), table)
+    np.testing.assert_array_equal(np.stack(list(second)), table)

@@ -62,7 +62,7 @@ def _reference_labels(graph, window, attribution_s):
     ):
         if et != imp or not lo <= ts < hi:
             continue
-        if ts + attribution_s > hi:
+        if ts + attribution_s >= hi:  # the window must end before the horizon
             censored += 1
             continue
         times = conversions.get((src, int(owners[dst])), [])

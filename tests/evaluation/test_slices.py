@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hir_sdk.errors import InputError
 from hir_sdk.evaluation.pipeline import ABConfig
 from hir_sdk.evaluation.slices import test_slices as slices_of
-from hir_sdk.graph.owners import owner_of_nodes
+from hir_sdk.graph.owners import OwnersAsOf, owner_of_nodes
+from tests.conftest import T0
+from tests.hand_graph import IMPRESSION, RUNS, funnel_manifest, hand_graph
 
 DAY = 86_400
 NEW = "new advertisers (first seen < {} days before the request)"
@@ -60,3 +64,63 @@ def test_new_days_must_be_positive(tiny_graph, requests):
     # the A/B refuses it before any work
     with pytest.raises(InputError, match="new_advertiser_days must be >= 1, got 0"):
         ABConfig(new_advertiser_days=0)
+
+
+@st.composite
+def _requests_and_later_edges(draw):
+    """A small funnel graph, requests in its test window, and for each request edges dated
+    at or after it (owner links and impressions) to add."""
+    users, ads, advertisers = 3, 4, 2
+    day = st.integers(0, 10 * DAY - 1).map(lambda s: T0 + s)
+    edges = []
+    for ad in range(ads):
+        for _ in range(draw(st.integers(0, 2))):
+            owner = users + ads + draw(st.integers(0, advertisers - 1))
+            edges.append((owner, users + ad, RUNS, draw(day)))
+    for _ in range(draw(st.integers(0, 20))):
+        u, a = draw(st.integers(0, users - 1)), users + draw(st.integers(0, ads - 1))
+        edges.append((u, a, IMPRESSION, draw(day)))
+    test_day = st.integers(8 * DAY, 10 * DAY - 1).map(lambda s: T0 + s)
+    requests = [
+        (draw(st.integers(0, users - 1)), users + draw(st.integers(0, ads - 1)), draw(test_day))
+        for _ in range(4)
+    ]
+    later = []
+    for _, _, t in requests:
+        for _ in range(draw(st.integers(1, 4))):
+            ad = users + draw(st.integers(0, ads - 1))
+            owner = users + ads + draw(st.integers(0, advertisers - 1))
+            user = draw(st.integers(0, users - 1))
+            when = t + draw(st.integers(0, DAY))
+            later.append(
+                draw(st.sampled_from([(owner, ad, RUNS, when), (user, ad, IMPRESSION, when)]))
+            )
+    return [users, ads, advertisers], edges, requests, later
+
+
+@settings(max_examples=100, deadline=None)
+@given(_requests_and_later_edges())
+def test_a_requests_slices_never_read_edges_at_or_after_it(drawn):
+    """Each request's owner (as of its time) and slices, computed from the graph and from
+    the graph with edges at or after the request added: the same."""
+    counts, edges, requests, later = drawn
+    for user, ad, t in requests:
+        mine = [e for e in later if e[3] >= t]
+        results = []
+        for graph in (
+            hand_graph(funnel_manifest(), counts, edges),
+            hand_graph(funnel_manifest(), counts, edges + mine),
+        ):
+            owner = OwnersAsOf(graph).at(np.array([ad]), t)
+            got = slices_of(
+                graph,
+                np.array([user]),
+                np.array([ad]),
+                owner,
+                np.array([t]),
+                cutoff=graph.manifest.time.test_start,
+                min_events=2,
+                new_days=1,
+            )
+            results.append((owner.tolist(), {k: v.tolist() for k, v in got.items()}))
+        assert results[0] == results[1]

@@ -19,11 +19,11 @@ from tests.hir_sdk.interests.conftest import RUN_CONFIG, snapshot, tiny_run  # n
 
 @pytest.fixture(scope="session")
 def export_run_dir(tiny_world: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The interests tests' tiny run (content, centred types), trained until day 16."""
+    """The interests tests' tiny run (content, centred types), trained until day 16 as a
+    refresh run (its last checkpoint: it reads nothing after day 16)."""
     run = tmp_path_factory.mktemp("export_run") / "run"
-    Trainer(tiny_world, run, dataclasses.replace(RUN_CONFIG, train_until="2026-01-17")).fit(
-        progress=False
-    )
+    config = dataclasses.replace(RUN_CONFIG, train_until="2026-01-17", select="last")
+    Trainer(tiny_world, run, config).fit(progress=False)
     return run
 
 

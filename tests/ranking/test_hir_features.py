@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
+import polars as pl
 import pytest
 
 from hir_sdk.interests import embed_entities
@@ -66,7 +69,33 @@ def test_interest_history_counts_by_loop(snapshot, later, tiny_graph):
     """Each count: the user's exposures / clicks with ts < t onto ads that sit, in the
     example's snapshot, in the candidate's cluster; and the same events weighted
     2^(-age / half-life) for each half-life."""
-    g = tiny_graph
+    assert _history_nonzero_by_loop(tiny_graph, snapshot, later) > 20
+
+
+def test_interest_history_keys_hold_clusters_past_the_first_snapshots_sizes(
+    snapshot, later, tiny_graph
+):
+    """A later snapshot with twice the prototypes per level, every other row moved to the
+    new half: `(user, cluster)` keys must not run into the next user's (`user * K + c`
+    made `(u, c + K)` equal `(u + 1, c)`)."""
+    sizes = [len(p) for p in later.prototypes]
+    odd = pl.int_range(pl.len()) % 2 == 1
+    wide = dataclasses.replace(
+        later,
+        prototypes=[np.concatenate([p, p]) for p in later.prototypes],
+        table=later.table.with_columns(
+            pl.when(odd)
+            .then(pl.col(f"cluster_l{level}") + size)
+            .otherwise(pl.col(f"cluster_l{level}"))
+            for level, size in enumerate(sizes)
+        ),
+    )
+    assert _history_nonzero_by_loop(tiny_graph, snapshot, wide) > 20
+
+
+def _history_nonzero_by_loop(g, snapshot, later) -> int:
+    """Check InterestHistory against a loop on 60 real (user, ad) pairs; how many counts
+    were not zero."""
     lookup = HirLookup(g, [later, snapshot])
     history = InterestHistory(g, lookup, half_lives=(0.5, 4.0))
     rng = np.random.default_rng(1)
@@ -104,7 +133,7 @@ def test_interest_history_counts_by_loop(snapshot, later, tiny_graph):
                 nonzero += want > 0
             e, c = row[f"hir_hist_exposure_l{level}"], row[f"hir_hist_click_l{level}"]
             assert row[f"hir_hist_ctr_l{level}"] == pytest.approx((c + 1) / (e + 2))
-    assert nonzero > 20
+    return nonzero
 
 
 def test_recent_interest_by_loop(snapshot, later, tiny_graph, monkeypatch):

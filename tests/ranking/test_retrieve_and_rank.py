@@ -64,7 +64,7 @@ def test_recommendations_are_ranked_retrieved_candidates(pipeline, snapshot, tin
         RankingExamples(
             user=u,
             ad=ads,
-            owner=pipeline.features.owners[ads],
+            owner=pipeline.features.owners.at(ads, ts),
             ts=ts,
             label=np.zeros(5, dtype=np.float32),
             dense=pipeline.features.compute(u, ads, ts),

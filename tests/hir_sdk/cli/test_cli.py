@@ -101,8 +101,8 @@ def test_demo_movielens(tmp_path, capsys):
     argv = ["demo", "--dataset", "movielens-100k", "--out", str(out), "--steps", "4"]
     assert main([*argv, "--bootstrap", "20", "--refresh-steps", "0"]) == 0
     printed = capsys.readouterr().out
-    assert "refreshed" not in printed  # one encoder, chosen on validation
-    assert load_config(out / "run" / "config.toml").select == "validation"
+    assert "refreshed" not in printed  # one encoder, its last checkpoint (a refresh run)
+    assert load_config(out / "run" / "config.toml").select == "last"
     assert not any((out / name).exists() for name in RUNS[1:])
     assert "read movielens-100k from the recbole package: 202,518 events" in printed
     assert "xgboost+hir vs xgboost on movielens-100k" in printed
