@@ -1,7 +1,9 @@
 """`hir ab`: offline A/B of two rankers on the test window, with a Markdown + HTML report.
 
-`xgboost+hir` and `multistage` read HIR snapshots of an encoder run (`--run`); both arms
-then fit on the examples after the encoder's training window (see `hir fit --until`).
+`xgboost+hir` and `multistage` read HIR snapshots of an encoder run (`--run`, a refresh
+run: `hir fit --refresh --until ...`); both arms then fit on the examples after the
+window the encoder read (its training window, and its selection window for a run that
+chose its checkpoint on validation, which leaves the rankers no examples).
 `--run` given again adds refresh runs (`hir fit --refresh --until validation_start`, and
 `test_start`): each full snapshot is then embedded by the newest encoder trained before
 it.
@@ -37,8 +39,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         action="append",
         default=None,
         dest="encoder_run",
-        help="HIR encoder run (hir fit --until ...) for xgboost+hir and multistage; "
-        "repeat to add refresh runs (hir fit --refresh --until ...)",
+        help="HIR encoder run (hir fit --refresh --until ...) for xgboost+hir and "
+        "multistage; repeat to add the later refresh runs",
     )
     parser.add_argument("--bootstrap", type=at_least(1), default=200, help="user resamples")
     parser.add_argument("--seed", type=int, default=0)

@@ -124,6 +124,10 @@ def run(args: argparse.Namespace) -> int:
     from hir_sdk.export import export_run
     from hir_sdk.interests import write_embeddings
 
+    # the A/B's settings are checked before any work, like the output folder
+    ab_config = ABConfig(
+        control="xgboost", treatment="xgboost+hir", n_bootstrap=args.bootstrap, seed=args.seed
+    )
     step = _Steps(7)
     with atomic_output_dir(out, kind="demo", overwrite=args.overwrite) as tmp:
         if args.dataset == SYNTHETIC:
@@ -165,12 +169,7 @@ def run(args: argparse.Namespace) -> int:
         step("retrieval of the ads users convert on: BoM index, exact k-NN, popularity")
         ab = run_ab_on_graph(
             graph,
-            ABConfig(
-                control="xgboost",
-                treatment="xgboost+hir",
-                n_bootstrap=args.bootstrap,
-                seed=args.seed,
-            ),
+            ab_config,
             truth=tmp / "data" / TRUTH_DIR if world.truth else None,
             hir=hir,
         )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 
+from hir_sdk.bom.quantizer import check_sizes
 from hir_sdk.cli.bounded_int import at_least
 from hir_sdk.interests import embed_entities, write_embeddings
 from hir_sdk.io import check_free
@@ -44,6 +45,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     inputs = [args.run_dir, args.data]
     check_free(args.out, kind="embeddings", overwrite=args.overwrite, inputs=inputs)
+    check_sizes(args.codebooks, args.codewords)  # before the embedding, not after it
     types = [t.strip() for t in args.types.split(",") if t.strip()] if args.types else None
     result = embed_entities(
         args.run_dir,

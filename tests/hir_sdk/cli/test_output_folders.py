@@ -158,3 +158,38 @@ def test_fit_refuses_an_existing_run_without_resume(tiny_world, tmp_path, monkey
         argv = ["fit", "--data", str(tiny_world), "--out", str(folder), "--resume"]
         assert main(argv) == 2
         assert "not a training run written by hir-sdk" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("command", "work", "message"),
+    [
+        (
+            ["embed", "--run", "{run}", "--data", "{data}", "--as-of", "test_start"]
+            + ["--codebooks", "100000"],
+            "hir_sdk.cli.embed.embed_entities",
+            "at most 64 codebooks",
+        ),
+        (
+            ["ab", "--data", "{data}", "--bootstrap", "100000000"],
+            "hir_sdk.cli.ab.run_ab",
+            "bootstrap resamples must be between",
+        ),
+        (
+            ["demo", "--scale", "tiny", "--bootstrap", "100000000"],
+            "hir_sdk.cli.demo.generate_world",
+            "bootstrap resamples must be between",
+        ),
+    ],
+)
+def test_settings_out_of_bounds_stop_before_any_work(
+    command, work, message, tiny_world, tmp_path, monkeypatch, capsys
+):
+    """A typo in a size (codebooks, bootstrap resamples) is refused up front, not after
+    minutes of embedding or training."""
+    _no_work(monkeypatch, work)
+    fill = {"data": str(tiny_world), "run": str(tmp_path / "run")}
+    out = tmp_path / "out"
+    argv = [part.format(**fill) for part in command] + ["--out", str(out)]
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
