@@ -55,7 +55,7 @@ from hir_sdk.ranking.sequence import MultiStageConfig, MultiStageRanker, Ranking
 from hir_sdk.ranking.sequence.ranker_bundle import OnlineRankerBundle
 from hir_sdk.ranking.xgboost_search import XGBOOST_GRID, SearchResult, search_xgboost
 from hir_sdk.schema import load_dataset
-from hir_sdk.schema.manifest import iso_time
+from hir_sdk.schema.manifest import check_attribution_days, iso_time
 
 MODELS = ("xgboost", "popularity", "xgboost+hir", "multistage")
 HIR_MODELS = ("xgboost+hir", "multistage")
@@ -93,6 +93,11 @@ class ABConfig:
             )
         if not 0 < self.confidence < 1:
             raise InputError(f"confidence must be between 0 and 1, got {self.confidence}")
+        if self.attribution_days is not None:
+            try:
+                check_attribution_days(self.attribution_days, "attribution_days")
+            except ValueError as err:
+                raise InputError(str(err)) from None
 
     @property
     def hir_arms(self) -> list[str]:

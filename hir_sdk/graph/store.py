@@ -66,9 +66,8 @@ def save_graph(
     return Path(out)
 
 
-def load_graph(path: str | Path, *, mmap: bool = True) -> TemporalGraph:
-    """Load a saved graph; arrays are memory-mapped read-only unless `mmap` is False."""
-    path = Path(path)
+def _read_meta(path: Path) -> dict:
+    """graph.json as a dict holding the keys `load_graph` needs, or an `InputError`."""
     meta_path = path / META_FILE
     try:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
@@ -78,12 +77,87 @@ def load_graph(path: str | Path, *, mmap: bool = True) -> TemporalGraph:
         ) from None
     except (OSError, ValueError) as err:
         raise InputError(f"cannot read graph metadata: {err}", file=meta_path) from None
+    if not isinstance(meta, dict):
+        raise InputError(
+            f"graph metadata must be a JSON object, found {type(meta).__name__}", file=meta_path
+        )
     if meta.get("format_version") != FORMAT_VERSION:
         raise InputError(
             f"graph format {meta.get('format_version')} is not supported "
             f"(expected {FORMAT_VERSION}); rebuild it",
             file=meta_path,
         )
+    for key, kind in (("fingerprint", str), ("num_nodes", int), ("num_edges", int)):
+        if not isinstance(meta.get(key), kind) or isinstance(meta.get(key), bool):
+            raise InputError(
+                f"graph metadata lacks a valid '{key}' (hand-edited?); rebuild the graph",
+                file=meta_path,
+            )
+    return meta
+
+
+def _check_pointers(ptr: np.ndarray, num_edges: int) -> str | None:
+    """Why `ptr` (of length `num_nodes + 1`) is not a CSR pointer array over `num_edges`
+    entries."""
+    if ptr[0] != 0 or ptr[-1] != num_edges:
+        return f"must start at 0 and end at {num_edges}, runs from {ptr[0]} to {ptr[-1]}"
+    if (np.diff(ptr) < 0).any():
+        return "is not non-decreasing"
+    return None
+
+
+def _check_structure(graph: TemporalGraph) -> tuple[str, str] | None:
+    """(array name, problem) of the first array that breaks the graph's invariants, if any:
+    shapes, dtypes, CSR pointers, index ranges, time order, sorted unique node ids."""
+    for name in ARRAYS:
+        array, kind = getattr(graph, name), "f" if name == "weight" else "i"
+        if array.ndim != 1 or array.dtype.kind != kind:
+            return name, f"must be a 1-d {'float' if kind == 'f' else 'integer'} array"
+    offsets = graph.type_offsets
+    if len(offsets) != len(graph.node_types) + 1:
+        return "type_offsets", f"must have {len(graph.node_types) + 1} entries (types + 1)"
+    if offsets[0] != 0 or (np.diff(offsets) < 0).any():
+        return "type_offsets", "must start at 0 and be non-decreasing"
+    n, e, t = graph.num_nodes, graph.num_edges, len(graph.manifest.edge_types)
+    for name, size in (("created_ts", n), ("out_ptr", n + 1), ("in_ptr", n + 1)):
+        if len(getattr(graph, name)) != size:
+            return name, f"has {len(getattr(graph, name))} entries, expected {size}"
+    for name in ("src", "dst", "etype", "weight", "out_eid", "in_eid"):
+        if len(getattr(graph, name)) != e:
+            return name, f"has {len(getattr(graph, name))} entries, expected one per edge ({e})"
+    for name in ("out_ptr", "in_ptr"):
+        problem = _check_pointers(getattr(graph, name), e)
+        if problem:
+            return name, problem
+    if e:
+        for name, limit in (("src", n), ("dst", n), ("etype", t), ("out_eid", e), ("in_eid", e)):
+            array = getattr(graph, name)
+            if array.min() < 0 or array.max() >= limit:
+                return name, f"holds values outside [0, {limit})"
+        for name, owner in (("out_ptr", graph.src), ("in_ptr", graph.dst)):
+            if not np.array_equal(np.diff(getattr(graph, name)), np.bincount(owner, minlength=n)):
+                return name, "does not match the edges' endpoints"
+        if (np.diff(graph.ts) < 0).any():
+            return "ts", "is not in time order"
+    for node_type, ids, lo, hi in zip(
+        graph.node_types, graph.node_ids, offsets[:-1], offsets[1:], strict=True
+    ):
+        if ids.ndim != 1 or ids.dtype.kind not in "iU" or len(ids) != hi - lo:
+            return f"node_ids_{node_type}", f"must hold {hi - lo} integer or string ids"
+        if len(ids) > 1 and not (ids[1:] > ids[:-1]).all():
+            return f"node_ids_{node_type}", "ids are not sorted and unique"
+    return None
+
+
+def load_graph(path: str | Path, *, mmap: bool = True) -> TemporalGraph:
+    """Load a saved graph; arrays are memory-mapped read-only unless `mmap` is False.
+
+    The metadata and every array's structure are checked (CSR pointers start at 0, never
+    decrease and end at the number of edges; indices in range; edges in time order; node
+    ids sorted): a hand-edited or corrupt graph is an `InputError`, never a wrong answer.
+    """
+    path = Path(path)
+    meta = _read_meta(path)
     manifest = load_manifest(path / MANIFEST_FILE)
     mode = "r" if mmap else None
 
@@ -99,6 +173,13 @@ def load_graph(path: str | Path, *, mmap: bool = True) -> TemporalGraph:
     graph = TemporalGraph(
         manifest=manifest, node_ids=node_ids, fingerprint=meta["fingerprint"], **arrays
     )
+    broken = _check_structure(graph)
+    if broken:
+        name, problem = broken
+        raise InputError(
+            f"corrupt graph array (hand-edited or damaged?): {name} {problem}; rebuild the graph",
+            file=path / "arrays" / f"{name}.npy",
+        )
     if graph.num_edges != meta["num_edges"] or graph.num_nodes != meta["num_nodes"]:
         raise InputError("graph arrays do not match graph.json (truncated copy?)", file=path)
     return graph

@@ -25,6 +25,7 @@ from functools import cached_property
 import numpy as np
 
 from hir_sdk.errors import InputError
+from hir_sdk.schema.columns import listed
 from hir_sdk.schema.manifest import SECONDS_PER_DAY, DatasetManifest, EdgeType
 from hir_sdk.schema.node_index import MISSING, search_sorted
 
@@ -87,28 +88,38 @@ class TemporalGraph:
         return int(self.type_offsets[t + 1] - self.type_offsets[t])
 
     def type_code(self, node_type: str) -> int:
-        try:
-            return self.node_types.index(node_type)
-        except ValueError:
+        code = self.manifest.node_type_index.get(node_type)
+        if code is None:
             raise InputError(
-                f"unknown node type {node_type!r}; the graph has {list(self.node_types)}"
-            ) from None
+                f"unknown node type {node_type!r}; the graph has {listed(self.node_types)}"
+            )
+        return code
+
+    @cached_property
+    def _relation_codes(self) -> dict[str, list[int]]:
+        """Relation name -> codes of the edge types with that name (dict: O(1) lookups)."""
+        codes: dict[str, list[int]] = {}
+        for code, (_, rel, _) in enumerate(self.edge_types):
+            codes.setdefault(rel, []).append(code)
+        return codes
 
     def edge_type_code(self, edge_type: EdgeType | str) -> int:
         """Code of a `(src, rel, dst)` triple, or of a relation name that names one triple."""
         keys = self.edge_types
         if isinstance(edge_type, tuple):
-            if edge_type in keys:
-                return keys.index(edge_type)
+            code = self.manifest.edge_type_index.get(edge_type)
+            if code is not None:
+                return code
         else:
-            hits = [i for i, key in enumerate(keys) if key[1] == edge_type]
+            hits = self._relation_codes.get(edge_type, [])
             if len(hits) == 1:
                 return hits[0]
             if len(hits) > 1:
                 raise InputError(
-                    f"edge type {edge_type!r} is ambiguous; use one of {[keys[i] for i in hits]}"
+                    f"edge type {edge_type!r} is ambiguous; use one of "
+                    f"{listed([keys[i] for i in hits])}"
                 )
-        raise InputError(f"unknown edge type {edge_type!r}; the graph has {list(keys)}")
+        raise InputError(f"unknown edge type {edge_type!r}; the graph has {listed(keys)}")
 
     def node_type_of(self, index: np.ndarray | int) -> np.ndarray:
         """Type code of global node indices."""

@@ -20,6 +20,7 @@ embedded at: the snapshot's time, except in creation snapshots
 from __future__ import annotations
 
 import json
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -201,15 +202,53 @@ def write_embeddings(
     return Path(out)
 
 
+def _read_meta(file: Path) -> dict[str, Any]:
+    try:
+        meta = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:  # UnicodeDecodeError and JSONDecodeError included
+        raise InputError(f"cannot read the embeddings metadata: {err}", file=file) from None
+    if not isinstance(meta, dict):
+        raise InputError("embeddings metadata must be a JSON object", file=file)
+    as_of = meta.get("as_of")
+    if not isinstance(as_of, int) or isinstance(as_of, bool):
+        raise InputError("embeddings metadata lacks an integer 'as_of' (hand-edited?)", file=file)
+    return meta
+
+
+def _read_prototypes(file: Path) -> list[np.ndarray]:
+    if not file.is_file():
+        raise InputError("missing the interest prototypes (an incomplete copy?)", file=file)
+    try:
+        with np.load(file, allow_pickle=False) as arrays:
+            names = set(arrays.files)
+            prototypes = [arrays[f"level_{i}"] for i in range(len(names))]
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
+        raise InputError(f"cannot read the interest prototypes: {err}", file=file) from None
+    if not prototypes or any(p.ndim != 2 or p.dtype.kind != "f" for p in prototypes):
+        raise InputError("prototypes must be 2-d float arrays level_0, level_1, ...", file=file)
+    return prototypes
+
+
 def read_embeddings(path: str | Path) -> EntityEmbeddings:
-    """Load a snapshot written by `write_embeddings` (or `hir embed`)."""
+    """Load a snapshot written by `write_embeddings` (or `hir embed`); a damaged or
+    incomplete folder is an `InputError` naming the file."""
     path = Path(path)
     if not (path / META_FILE).is_file() or not (path / TABLE_FILE).is_file():
         raise InputError(
             f"not an embeddings folder (needs {TABLE_FILE} and {META_FILE})", file=path
         )
-    meta = json.loads((path / META_FILE).read_text(encoding="utf-8"))
-    with np.load(path / PROTOTYPES_FILE, allow_pickle=False) as arrays:
-        prototypes = [arrays[f"level_{i}"] for i in range(len(arrays.files))]
+    meta = _read_meta(path / META_FILE)
+    prototypes = _read_prototypes(path / PROTOTYPES_FILE)
     quantizer = AdditiveQuantizer.load(path / QUANTIZER_DIR)
-    return EntityEmbeddings(pl.read_parquet(path / TABLE_FILE), prototypes, quantizer, meta)
+    try:
+        table = pl.read_parquet(path / TABLE_FILE)
+    except (OSError, pl.exceptions.PolarsError) as err:
+        raise InputError(
+            f"cannot read the embeddings table: {err}", file=path / TABLE_FILE
+        ) from None
+    needed = ["node_type", "node_id", "as_of", "embedding", "bom"]
+    needed += [f"cluster_l{level}" for level in range(len(prototypes))]
+    missing = [c for c in needed if c not in table.columns]
+    if missing:
+        raise InputError(f"embeddings table lacks columns {missing}", file=path / TABLE_FILE)
+    return EntityEmbeddings(table, prototypes, quantizer, meta)

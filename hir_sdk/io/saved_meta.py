@@ -21,6 +21,8 @@ def read_saved_meta(folder: Path, file_name: str, what: str, version: int) -> di
         meta = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
         raise InputError(f"cannot read {what} metadata: {err}", file=file) from None
+    if not isinstance(meta, dict):
+        raise InputError(f"{what} metadata must be a JSON object", file=file)
     if meta.get("format_version") != version:
         raise InputError(
             f"{what} format {meta.get('format_version')} is not supported (expected {version})",

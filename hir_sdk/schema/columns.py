@@ -12,8 +12,20 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from hir_sdk.errors import MAX_SHOWN_ROWS, InputError
+from hir_sdk.schema.manifest import MAX_TIME
 
 ROW = "__row"  # 0-based row number in the file, carried for error messages
+INT64_MAX = np.iinfo(np.int64).max
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+MAX_LISTED_NAMES = 10  # declared names quoted in a message about an unknown one
+
+
+def listed(names: list) -> str:
+    """`names` for a message: all of them, or the first few and how many more."""
+    if len(names) <= MAX_LISTED_NAMES:
+        return str(list(names))
+    shown = ", ".join(repr(name) for name in names[:MAX_LISTED_NAMES])
+    return f"[{shown}, ... ({len(names) - MAX_LISTED_NAMES:,} more)]"
 
 
 def read_table(path: Path) -> pl.DataFrame:
@@ -106,11 +118,12 @@ def type_codes(
         _no_nulls(frame, series, column, file)
         physical = series.to_physical()
         present = series.unique()
+        mapping = {name: i for i, name in enumerate(names)}
         lut = np.full(int(physical.max() or 0) + 1, -1, dtype=np.int32)
         for code, value in zip(
             present.to_physical().to_list(), present.cast(pl.String).to_list(), strict=True
         ):
-            lut[code] = names.index(value) if value in names else -1
+            lut[code] = mapping.get(value, -1)
         codes = lut[physical.to_numpy()]
     elif series.dtype == pl.String:
         _no_nulls(frame, series, column, file)
@@ -123,7 +136,7 @@ def type_codes(
         bad = frame.filter(pl.Series(unknown))
         values = sorted({str(v) for v in bad[column].head(1000).to_list()})[:5]
         raise fail_rows(
-            f"unknown {what} {values}; the manifest declares {names}",
+            f"unknown {what} {values}; the manifest declares {listed(names)}",
             bad,
             file=file,
             column=column,
@@ -142,7 +155,12 @@ def id_kind(dtype: pl.DataType) -> str | None:
 
 
 def as_id(frame: pl.DataFrame, column: str, file: Path, kind: str | None = None) -> pl.Series:
-    """A non-null id column, normalized to Int64 or String; `kind` forces one family."""
+    """A non-null id column, normalized to Int64 or String; `kind` forces one family.
+
+    Integer ids must fit in Int64 (unsigned ids of 2**63 and more do not); string ids may
+    not contain NUL characters, which fixed-width numpy strings (the saved graph's id
+    arrays) cannot hold: `"n0"` and `"n0\\0"` would become the same id.
+    """
     series = frame[column]
     found = id_kind(series.dtype)
     if found is None or (kind is not None and found != kind):
@@ -151,8 +169,28 @@ def as_id(frame: pl.DataFrame, column: str, file: Path, kind: str | None = None)
         )
         suffix = " (the same kind as nodes.node_id)" if kind else ""
         raise _mistyped(frame, column, expected + suffix, file)
+    if series.dtype == pl.UInt64:
+        too_big = series > INT64_MAX
+        if too_big.any():
+            raise fail_rows(
+                "integer ids must be below 2**63 (signed 64-bit); store larger ids as strings",
+                frame.filter(too_big),
+                file=file,
+                column=column,
+                show=[column],
+            )
     series = series.cast(pl.Int64 if found == "int" else pl.String)
     _no_nulls(frame, series, column, file, "null ids")
+    if found == "str":
+        nul = series.str.contains("\x00", literal=True)
+        if nul.any():
+            raise fail_rows(
+                "string ids may not contain NUL characters ('\\x00')",
+                frame.filter(nul),
+                file=file,
+                column=column,
+                show=[column],
+            )
     return series
 
 
@@ -166,42 +204,51 @@ def as_seconds(
 ) -> pl.Series:
     """Timestamps as Int64 seconds since the epoch: ints, floats (floored) or datetimes.
 
-    Nulls (unless `nullable`), NaN / infinite values and negative values are errors.
+    Nulls (unless `nullable`), NaN / infinite values, negative values and values after
+    `MAX_TIME` (9999-12-31T23:59:59Z) are errors.
     """
     series = frame[column]
     show = show or [column]
     dtype = series.dtype
     if isinstance(dtype, pl.Datetime) or dtype == pl.Date:
-        series = series.cast(pl.Datetime("us")).dt.epoch("s")
+        series = series.dt.epoch("s")  # any time unit; no cast that could overflow
     elif dtype.is_float():
+        series = series.cast(pl.Float64)
         bad = series.is_nan() | series.is_infinite()
         if bad.any():
             raise fail_rows(
                 "non-finite timestamps", frame.filter(bad), file=file, column=column, show=show
             )
-        series = series.floor().cast(pl.Int64)
     elif dtype.is_integer():
-        series = series.cast(pl.Int64)
+        if dtype != pl.UInt64:  # every other integer type fits in Int64
+            series = series.cast(pl.Int64)
     else:
         raise _mistyped(frame, column, "timestamps (integer/float seconds or datetime)", file)
     if not nullable:
         _no_nulls(frame, series, column, file, "null timestamps", show)
-    negative = series < 0
-    if negative.any():
-        raise fail_rows(
-            "negative timestamps (seconds before 1970)",
-            frame.filter(negative),
-            file=file,
-            column=column,
-            show=show,
-        )
-    return series.alias(column)
+    # range checks before the cast to Int64, which floats and UInt64 may not survive
+    for bad, problem in (
+        (series < 0, "negative timestamps (seconds before 1970)"),
+        (series > MAX_TIME, f"timestamps after 9999-12-31T23:59:59Z ({MAX_TIME} seconds)"),
+    ):
+        if bad.any():
+            raise fail_rows(problem, frame.filter(bad), file=file, column=column, show=show)
+    if series.dtype == pl.Float64:
+        series = series.floor()
+    return series.cast(pl.Int64).alias(column)
 
 
 def as_number(
-    frame: pl.DataFrame, column: str, file: Path, *, nullable: bool, non_negative: bool = False
+    frame: pl.DataFrame,
+    column: str,
+    file: Path,
+    *,
+    nullable: bool,
+    non_negative: bool = False,
+    float32: bool = False,
 ) -> pl.Series:
-    """A numeric column as Float64, finite, optionally non-negative."""
+    """A numeric column as Float64, finite, optionally non-negative, and optionally within
+    float32's range (for values stored as float32, which would otherwise become inf)."""
     series = frame[column]
     if not (series.dtype.is_numeric()) or series.dtype == pl.Boolean:
         raise _mistyped(frame, column, "a numeric column", file)
@@ -216,5 +263,13 @@ def as_number(
     if non_negative and (series < 0).any():
         raise fail_rows(
             "negative values", frame.filter(series < 0), file=file, column=column, show=[column]
+        )
+    if float32 and (series.abs() > FLOAT32_MAX).any():
+        raise fail_rows(
+            f"values too large for float32 (largest {FLOAT32_MAX:.4g})",
+            frame.filter(series.abs() > FLOAT32_MAX),
+            file=file,
+            column=column,
+            show=[column],
         )
     return series

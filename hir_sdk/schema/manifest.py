@@ -30,8 +30,11 @@ half_life_days = 14.0                 # time-decay of this edge type's weights
 from __future__ import annotations
 
 import datetime as dt
+import math
 import sys
+import unicodedata
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +43,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
+import tomli_w
+
 from hir_sdk.errors import InputError
 
 NodeType = str
@@ -47,6 +52,48 @@ EdgeType = tuple[str, str, str]
 EDGE_ROLES = ("exposure", "click", "engagement", "conversion", "structural")
 SECONDS_PER_DAY = 86_400
 MANIFEST_FILE = "manifest.toml"
+# The last second a TOML (and ISO-8601) datetime can write, 9999-12-31T23:59:59Z: every
+# time of a dataset lies in [0, MAX_TIME], so it can be written back and shown as a date.
+MAX_TIME = 253_402_300_799
+# Edge type codes are stored as int16 (`TemporalGraph.etype`).
+MAX_EDGE_TYPES = 32_767
+# A longer attribution window is a typo (and its seconds would overflow int64 arithmetic).
+MAX_ATTRIBUTION_DAYS = 36_500.0
+# Node type names become file names (`node_ids_<type>.npy` in a saved graph): at most this
+# many UTF-8 bytes keeps them under the usual 255-byte file-name limit.
+MAX_TYPE_NAME_BYTES = 200
+
+
+def type_name_problem(name: object) -> str | None:
+    """Why `name` cannot be a node type or relation name, or None when it can.
+
+    A name is a non-empty string of at most `MAX_TYPE_NAME_BYTES` UTF-8 bytes without
+    control characters (NUL, newline, tab, ...) or path separators (`/`, `\\`): node types
+    name files of a saved graph, and both kinds appear in file names, tables and messages.
+    """
+    if not isinstance(name, str) or not name:
+        return "must be a non-empty string"
+    try:
+        size = len(name.encode("utf-8"))
+    except UnicodeEncodeError:
+        return "is not valid Unicode text"
+    if size > MAX_TYPE_NAME_BYTES:
+        return f"is longer than {MAX_TYPE_NAME_BYTES} bytes"
+    if any(unicodedata.category(char) == "Cc" for char in name):
+        return "contains a control character (NUL, newline, tab, ...)"
+    if "/" in name or "\\" in name:
+        return "contains a path separator ('/' or '\\')"
+    return None
+
+
+def check_attribution_days(days: object, key: str = "funnel.attribution_window_days") -> float:
+    """`days` as a float when it is a usable attribution window (finite, > 0, at most
+    `MAX_ATTRIBUTION_DAYS`); otherwise a `ValueError` naming `key`."""
+    if isinstance(days, bool) or not isinstance(days, (int, float)):
+        raise ValueError(f"{key} must be a number of days, got {days!r}")
+    if not (math.isfinite(days) and 0 < days <= MAX_ATTRIBUTION_DAYS):
+        raise ValueError(f"{key} must be > 0 and <= {MAX_ATTRIBUTION_DAYS:g} days, got {days!r}")
+    return float(days)
 
 
 @dataclass(frozen=True)
@@ -60,6 +107,10 @@ class EdgeTypeSpec:
     half_life_days: float = 30.0
 
     def __post_init__(self) -> None:
+        for part, value in (("src", self.src), ("rel", self.rel), ("dst", self.dst)):
+            problem = type_name_problem(value)
+            if problem:
+                raise ValueError(f"edge type {self.key}: {part} {value!r} {problem}")
         if self.role not in EDGE_ROLES:
             raise ValueError(f"edge type {self.key}: role {self.role!r} not in {EDGE_ROLES}")
         if not self.half_life_days > 0:
@@ -89,6 +140,10 @@ class TimeSplits:
                 "time: need 0 <= start < validation_start < test_start < end, got "
                 f"{self.start}, {self.validation_start}, {self.test_start}, {self.end}"
             )
+        if self.end > MAX_TIME:
+            raise ValueError(
+                f"time: end {self.end} is after 9999-12-31T23:59:59Z ({MAX_TIME} seconds)"
+            )
 
     def window(self, name: str) -> tuple[int, int]:
         bounds = {
@@ -116,25 +171,43 @@ class DatasetManifest:
     def __post_init__(self) -> None:
         if not self.node_types:
             raise ValueError("node_types is empty")
+        for node_type in self.node_types:
+            problem = type_name_problem(node_type)
+            if problem:
+                raise ValueError(f"node type {node_type!r} {problem}")
         if len(set(self.node_types)) != len(self.node_types):
             raise ValueError(f"node_types has duplicates: {list(self.node_types)}")
         if not self.edge_types:
             raise ValueError("edge_types is empty")
-        keys = [spec.key for spec in self.edge_types]
-        if len(set(keys)) != len(keys):
+        if len(self.edge_types) > MAX_EDGE_TYPES:
+            raise ValueError(
+                f"{len(self.edge_types):,} edge types declared; at most {MAX_EDGE_TYPES:,} "
+                "are supported (edge type codes are 16-bit)"
+            )
+        if len(self.edge_type_index) != len(self.edge_types):
             raise ValueError("edge_types declares the same (src, rel, dst) twice")
+        declared = set(self.node_types)
         for spec in self.edge_types:
             for end in (spec.src, spec.dst):
-                if end not in self.node_types:
+                if end not in declared:
                     raise ValueError(f"edge type {spec.key}: node type {end!r} not declared")
-        if not self.attribution_window_days > 0:
-            raise ValueError("funnel.attribution_window_days must be > 0")
+        check_attribution_days(self.attribution_window_days)
         if self.owner_type is not None and self.owner_type not in self.node_types:
             raise ValueError(f"funnel.owner_type {self.owner_type!r} is not a declared node type")
 
-    @property
+    @cached_property
     def edge_type_keys(self) -> tuple[EdgeType, ...]:
         return tuple(spec.key for spec in self.edge_types)
+
+    @cached_property
+    def edge_type_index(self) -> dict[EdgeType, int]:
+        """`(src, rel, dst)` -> its position in `edge_types` (its code), for O(1) lookups."""
+        return {key: position for position, key in enumerate(self.edge_type_keys)}
+
+    @cached_property
+    def node_type_index(self) -> dict[NodeType, int]:
+        """Node type -> its position in `node_types` (its code)."""
+        return {name: position for position, name in enumerate(self.node_types)}
 
     def edge_types_with_role(self, role: str) -> tuple[EdgeTypeSpec, ...]:
         if role not in EDGE_ROLES:
@@ -146,34 +219,44 @@ class DatasetManifest:
         return int(round(self.attribution_window_days * SECONDS_PER_DAY))
 
     def to_toml(self) -> str:
-        """Render as TOML that `load_manifest` reads back to an equal manifest."""
-        lines = [
-            f"name = {_q(self.name)}",
-            "node_types = [" + ", ".join(_q(t) for t in self.node_types) + "]",
-            "",
-            "[time]",
-        ]
-        for key in ("start", "validation_start", "test_start", "end"):
-            lines.append(f"{key} = {iso_time(getattr(self.time, key))}")
-        lines += ["", "[funnel]", f"attribution_window_days = {self.attribution_window_days!r}"]
+        """Render as TOML that `load_manifest` reads back to an equal manifest.
+
+        Every value goes through a TOML writer (`tomli_w`), so any name (quotes,
+        backslashes, control characters) is escaped; each edge type is its own
+        `[[edge_types]]` table, as a person would write it.
+        """
+        funnel: dict[str, Any] = {"attribution_window_days": float(self.attribution_window_days)}
         if self.owner_type is not None:
-            lines.append(f"owner_type = {_q(self.owner_type)}")
-        for spec in self.edge_types:
-            lines += [
-                "",
-                "[[edge_types]]",
-                f"src = {_q(spec.src)}",
-                f"rel = {_q(spec.rel)}",
-                f"dst = {_q(spec.dst)}",
-                f"role = {_q(spec.role)}",
-                f"half_life_days = {float(spec.half_life_days)!r}",
-            ]
-        return "\n".join(lines) + "\n"
+            funnel["owner_type"] = self.owner_type
+        head = tomli_w.dumps(
+            {
+                "name": self.name,
+                "node_types": list(self.node_types),
+                "time": {
+                    key: _utc(getattr(self.time, key))
+                    for key in ("start", "validation_start", "test_start", "end")
+                },
+                "funnel": funnel,
+            }
+        )
+        tables = [
+            "[[edge_types]]\n"
+            + tomli_w.dumps(
+                {
+                    "src": spec.src,
+                    "rel": spec.rel,
+                    "dst": spec.dst,
+                    "role": spec.role,
+                    "half_life_days": float(spec.half_life_days),
+                }
+            )
+            for spec in self.edge_types
+        ]
+        return "\n".join([head, *tables])
 
 
-def _q(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{escaped}"'
+def _utc(seconds: int) -> dt.datetime:
+    return dt.datetime.fromtimestamp(seconds, tz=dt.timezone.utc)
 
 
 def iso_time(seconds: int) -> str:
@@ -222,6 +305,10 @@ def load_manifest(path: str | Path) -> DatasetManifest:
     node_types = _require(raw, "node_types", list, "", path)
     if not all(isinstance(t, str) and t for t in node_types):
         raise InputError(f"node_types must be non-empty strings: {node_types!r}", file=path)
+    for node_type in node_types:
+        problem = type_name_problem(node_type)
+        if problem:
+            raise InputError(f"node type {node_type!r} {problem}", file=path)
     time_table = _require(raw, "time", dict, "", path)
     stamps = {}
     for key in ("start", "validation_start", "test_start", "end"):
@@ -231,9 +318,10 @@ def load_manifest(path: str | Path) -> DatasetManifest:
     funnel = raw.get("funnel", {})
     if not isinstance(funnel, dict):
         raise InputError("funnel must be a table", file=path)
-    window = funnel.get("attribution_window_days", 7.0)
-    if not isinstance(window, (int, float)) or isinstance(window, bool):
-        raise InputError("funnel.attribution_window_days must be a number", file=path)
+    try:
+        window = check_attribution_days(funnel.get("attribution_window_days", 7.0))
+    except ValueError as err:
+        raise InputError(str(err), file=path) from None
     owner_type = funnel.get("owner_type", "advertiser" if "advertiser" in node_types else None)
     if owner_type is not None and not isinstance(owner_type, str):
         raise InputError("funnel.owner_type must be a node type name", file=path)
@@ -261,7 +349,7 @@ def load_manifest(path: str | Path) -> DatasetManifest:
             node_types=tuple(node_types),
             edge_types=tuple(specs),
             time=TimeSplits(**stamps),
-            attribution_window_days=float(window),
+            attribution_window_days=window,
             owner_type=owner_type,
             extra={k: v for k, v in raw.items() if k not in known},
         )

@@ -25,7 +25,8 @@ def _dense_table(
     for code in types:
         known = all_ids[offsets[code] : offsets[code + 1]]
         if len(known):
-            lows[code], span = known[0], int(known[-1] - known[0]) + 1
+            # Python ints: ids spanning most of the int64 range overflow a numpy subtraction
+            lows[code], span = known[0], int(known[-1]) - int(known[0]) + 1
             if span > _DENSE_FACTOR * len(known) + 1024:
                 return None
             sizes[code] = span

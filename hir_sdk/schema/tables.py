@@ -28,6 +28,7 @@ from hir_sdk.schema.columns import (
     as_string,
     fail_rows,
     id_kind,
+    listed,
     require_columns,
     type_codes,
 )
@@ -87,17 +88,27 @@ def validate_nodes(frame: pl.DataFrame, manifest: DatasetManifest, file: Path) -
 def _edge_type_codes(
     manifest: DatasetManifest, src: np.ndarray, rel: np.ndarray, dst: np.ndarray, rels: list[str]
 ) -> np.ndarray:
-    """Position of each (src, rel, dst) in `manifest.edge_types`, or -1 if undeclared."""
-    names = list(manifest.node_types)
-    n_types, n_rels = len(names), len(rels)
-    lookup = np.full(n_types * n_rels * n_types, -1, dtype=np.int16)
-    for position, spec in enumerate(manifest.edge_types):
-        flat = (names.index(spec.src) * n_rels + rels.index(spec.rel)) * n_types + names.index(
-            spec.dst
-        )
-        lookup[flat] = position
-    flat_key = (src.astype(np.int64) * n_rels + rel) * n_types + dst
-    return lookup[flat_key]
+    """Position of each (src, rel, dst) in `manifest.edge_types`, or -1 if undeclared.
+
+    One hash join of the edges' (src, rel, dst) codes against the declared triples: linear
+    in edges plus declared types, whatever the number of node types and relations.
+    """
+    node_code = manifest.node_type_index
+    rel_code = {name: i for i, name in enumerate(rels)}
+    specs = manifest.edge_types
+    declared = pl.DataFrame(
+        {
+            "s": np.fromiter((node_code[x.src] for x in specs), np.int32, len(specs)),
+            "r": np.fromiter((rel_code[x.rel] for x in specs), np.int32, len(specs)),
+            "d": np.fromiter((node_code[x.dst] for x in specs), np.int32, len(specs)),
+            "etype": np.arange(len(specs), dtype=np.int16),
+        }
+    )
+    wanted = pl.DataFrame(
+        {"s": src.astype(np.int32), "r": rel.astype(np.int32), "d": dst.astype(np.int32)}
+    )
+    joined = wanted.join(declared, on=["s", "r", "d"], how="left", maintain_order="left")
+    return joined["etype"].fill_null(-1).to_numpy()
 
 
 def validate_edges(
@@ -122,7 +133,7 @@ def validate_edges(
         bad = frame.filter(pl.Series(etype < 0))
         raise fail_rows(
             f"undeclared edge types (src_type, edge_type, dst_type); the manifest "
-            f"declares {list(manifest.edge_type_keys)}",
+            f"declares {listed(manifest.edge_type_keys)}",
             bad,
             file=file,
             column="edge_type",
@@ -140,7 +151,7 @@ def validate_edges(
             show=EDGE_COLUMNS,
         )
     weight = (
-        as_number(frame, "weight", file, nullable=False, non_negative=True)
+        as_number(frame, "weight", file, nullable=False, non_negative=True, float32=True)
         if "weight" in frame.columns
         else pl.Series("weight", np.ones(frame.height))
     )
@@ -187,6 +198,17 @@ def _vector_columns(frame: pl.DataFrame, file: Path) -> list[str]:
     return vectors
 
 
+def _bad_vectors(series: pl.Series) -> pl.Series:
+    """Rows whose vector holds a null, NaN or infinite number (a null vector is fine: that
+    node has none)."""
+    values = series.arr.to_list() if isinstance(series.dtype, pl.Array) else series
+    element = pl.element()
+    finite = element.is_not_null()
+    if values.dtype.inner.is_float():  # type: ignore[union-attr]
+        finite &= element.is_finite()
+    return values.list.eval(~finite).list.any().fill_null(False)
+
+
 def validate_content(
     frame: pl.DataFrame, manifest: DatasetManifest, nodes: pl.DataFrame, file: Path
 ) -> pl.DataFrame:
@@ -231,6 +253,15 @@ def validate_content(
             raise fail_rows(
                 "vectors of different lengths",
                 joined.filter(lengths != lengths.drop_nulls().mode().first()),
+                file=file,
+                column=column,
+                show=["node_type", "node_id"],
+            )
+        bad = _bad_vectors(joined[column])
+        if bad.any():
+            raise fail_rows(
+                "null or non-finite numbers inside vectors",
+                joined.filter(bad),
                 file=file,
                 column=column,
                 show=["node_type", "node_id"],

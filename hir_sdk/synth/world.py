@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from hir_sdk.errors import InputError
 from hir_sdk.io.atomic import atomic_output_dir
 from hir_sdk.schema.dataset import CONTENT_FILE, EDGES_FILE, NODES_FILE
 from hir_sdk.schema.manifest import MANIFEST_FILE, DatasetManifest, EdgeTypeSpec, TimeSplits
@@ -208,7 +209,10 @@ def _truth_tables(adv: Advertisers, cat: Catalogue, users: Users) -> dict[str, p
 
 
 def generate_world(cfg: SynthConfig, seed: int) -> World:
-    """Generate every table in memory; deterministic in (`cfg`, `seed`)."""
+    """Generate every table in memory; deterministic in (`cfg`, `seed`), a non-negative
+    integer (numpy's seed sequences take no negative seeds)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InputError(f"the seed must be a non-negative integer, got {seed!r}")
     pop_rng, event_rng, text_rng = (
         np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3)
     )

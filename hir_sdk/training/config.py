@@ -18,6 +18,7 @@ Unknown keys are an error (a typo must not silently train with defaults).
 from __future__ import annotations
 
 import dataclasses
+import math
 import sys
 import typing
 from dataclasses import dataclass, field
@@ -29,10 +30,19 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+import tomli_w
+
 from hir_sdk.errors import InputError
 from hir_sdk.schema.manifest import EDGE_ROLES
 from hir_sdk.training.as_of import SELECTIONS
 from hir_sdk.training.co_engagement import ROLES as CO_ENGAGEMENT_ROLES
+
+MAX_SEED = 2**63 - 1  # seeds feed numpy and torch generators, which take up to 64 bits
+
+
+class ConfigError(InputError, ValueError):
+    """A bad config value: an `InputError` (one message, exit code 2, also when a CLI option
+    such as `hir fit --seed` replaces a value) that is still a `ValueError`."""
 
 
 @dataclass(frozen=True)
@@ -55,7 +65,7 @@ class OptimConfig:
 
     def __post_init__(self) -> None:
         if not self.lr > 0 or not 0 <= self.ema < 1 or self.warmup_steps < 0:
-            raise ValueError("OptimConfig: need lr > 0, 0 <= ema < 1, warmup_steps >= 0")
+            raise ConfigError("OptimConfig: need lr > 0, 0 <= ema < 1, warmup_steps >= 0")
 
 
 @dataclass(frozen=True)
@@ -80,13 +90,13 @@ class DistillConfig:
 
     def __post_init__(self) -> None:
         if min(self.student_temperature, self.teacher_epsilon, self.teacher_epsilon_start) <= 0:
-            raise ValueError("DistillConfig: temperatures must be > 0")
+            raise ConfigError("DistillConfig: temperatures must be > 0")
         if self.queue < 0 or self.cross_weight < 0:
-            raise ValueError("DistillConfig: queue and cross_weight must be >= 0")
+            raise ConfigError("DistillConfig: queue and cross_weight must be >= 0")
         if self.teacher_warmup_steps < 0:
-            raise ValueError("DistillConfig: teacher_warmup_steps must be >= 0")
+            raise ConfigError("DistillConfig: teacher_warmup_steps must be >= 0")
         if not all(0 < share <= 1 for share in self.seed_prototypes_at) or self.seed_rows < 1:
-            raise ValueError(
+            raise ConfigError(
                 "DistillConfig: seed_prototypes_at shares must be in (0, 1], seed_rows >= 1"
             )
 
@@ -127,12 +137,12 @@ class ContentConfig:
 
     def __post_init__(self) -> None:
         if self.weight < 0 or min(self.target_temperature, self.temperature) <= 0:
-            raise ValueError("ContentConfig: need weight >= 0 and temperatures > 0")
+            raise ConfigError("ContentConfig: need weight >= 0 and temperatures > 0")
         if self.co_engagement < 0:
-            raise ValueError("ContentConfig: co_engagement must be >= 0")
+            raise ConfigError("ContentConfig: co_engagement must be >= 0")
         unknown = sorted(set(self.co_engagement_roles) - set(EDGE_ROLES))
         if unknown:
-            raise ValueError(
+            raise ConfigError(
                 f"ContentConfig: co_engagement_roles {unknown} are not funnel roles {EDGE_ROLES}"
             )
 
@@ -158,34 +168,74 @@ class TrainConfig:
     content: ContentConfig = field(default_factory=ContentConfig)
 
     def __post_init__(self) -> None:
-        if min(self.steps, self.batch_size, self.eval_every, self.checkpoint_every) < 1:
-            raise ValueError(
-                "TrainConfig: steps, batch_size, eval_every and checkpoint_every must be >= 1"
+        if (
+            min(
+                self.steps,
+                self.batch_size,
+                self.eval_every,
+                self.checkpoint_every,
+                self.eval_anchors,
             )
+            < 1
+        ):
+            raise ConfigError(
+                "TrainConfig: steps, batch_size, eval_every, eval_anchors and checkpoint_every "
+                "must be >= 1"
+            )
+        if self.num_workers < 0:
+            raise ConfigError(
+                f"TrainConfig.num_workers must be >= 0 (0: no loader process), "
+                f"got {self.num_workers}"
+            )
+        if not 0 <= self.seed <= MAX_SEED:
+            raise ConfigError(f"TrainConfig.seed must be in [0, 2**63 - 1], got {self.seed}")
         if self.select not in SELECTIONS:
-            raise ValueError(f"TrainConfig.select must be one of {SELECTIONS}, got {self.select!r}")
+            raise ConfigError(
+                f"TrainConfig.select must be one of {SELECTIONS}, got {self.select!r}"
+            )
         if self.device not in ("auto", "cpu", "cuda"):
-            raise ValueError(f"TrainConfig.device must be auto, cpu or cuda, got {self.device!r}")
+            raise ConfigError(f"TrainConfig.device must be auto, cpu or cuda, got {self.device!r}")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
     def to_toml(self) -> str:
-        def value(v: Any) -> str:
-            if isinstance(v, bool):
-                return "true" if v else "false"
-            if isinstance(v, str):
-                return f'"{v}"'
-            if isinstance(v, (list, tuple)):
-                return "[" + ", ".join(value(x) for x in v) + "]"
-            return repr(v)
-
+        """Render as TOML that `load_config` reads back to an equal config: every value is
+        rendered by `tomli_w`, so any string (an `init_from` path with quotes or
+        backslashes) is escaped; arrays stay on one line, as in docs/training.md."""
         data = self.to_dict()
-        lines = [f"{k} = {value(v)}" for k, v in data.items() if not isinstance(v, dict)]
+        lines = [f"{k} = {_toml_value(v)}" for k, v in data.items() if not isinstance(v, dict)]
         for k, v in data.items():
             if isinstance(v, dict):
-                lines += ["", f"[{k}]", *[f"{kk} = {value(vv)}" for kk, vv in v.items()]]
+                lines += ["", f"[{k}]", *[f"{kk} = {_toml_value(vv)}" for kk, vv in v.items()]]
         return "\n".join(lines) + "\n"
+
+
+def _toml_value(value: Any) -> str:
+    """One TOML value written by `tomli_w` (which escapes strings); arrays on one line.
+    Keys need no escaping: they are the dataclasses' field names."""
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return tomli_w.dumps({"v": value}).removeprefix("v = ").removesuffix("\n")
+
+
+def _value(value: Any, hint: Any, key: str, file: Path | None) -> Any:
+    """`value` of config key `key` checked against the field's type `hint` (TOML gives
+    ints for floats written without a point: those are accepted)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is tuple:
+        if not isinstance(value, (list, tuple)):
+            raise InputError(f"config key '{key}' must be an array, got {value!r}", file=file)
+        return tuple(_value(v, args[0], key, file) for v in value)
+    if hint is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if hint is float and isinstance(value, float) and not math.isfinite(value):
+        raise InputError(f"config key '{key}' must be a finite number, got {value!r}", file=file)
+    if not isinstance(value, hint) or (hint is int and isinstance(value, bool)):
+        raise InputError(
+            f"config key '{key}' must be of type {hint.__name__}, got {value!r}", file=file
+        )
+    return value
 
 
 def _build(cls: type, raw: dict[str, Any], where: str, file: Path | None) -> Any:
@@ -200,7 +250,7 @@ def _build(cls: type, raw: dict[str, Any], where: str, file: Path | None) -> Any
                 raise InputError(f"config key '{where}{name}' must be a table", file=file)
             kwargs[name] = _build(hints[name], value, f"{where}{name}.", file)
         else:
-            kwargs[name] = tuple(value) if isinstance(value, list) else value
+            kwargs[name] = _value(value, hints[name], where + name, file)
     try:
         return cls(**kwargs)
     except (TypeError, ValueError) as err:

@@ -73,6 +73,7 @@ from hir_sdk.training.distributed import (
 )
 from hir_sdk.training.embed_nodes import embed_nodes
 from hir_sdk.training.encoder_setup import encoder_config, make_featurizer
+from hir_sdk.training.metrics_log import METRICS_FILE, metrics_up_to
 from hir_sdk.training.objectives import (
     EngagementSampler,
     EngagementScorer,
@@ -260,6 +261,8 @@ class Trainer:
                 "checkpoint was trained with another config; resume with the run's own config.toml",
                 file=path,
             )
+        log = self.run / METRICS_FILE  # drop steps logged after this checkpoint
+        kept = metrics_up_to(log, int(state["step"])) if log.exists() else None
         self.student.load_state_dict(state["student"])
         self.teacher.load_state_dict(state["teacher"])
         self.scorer.load_state_dict(state["scorer"])
@@ -271,14 +274,8 @@ class Trainer:
             torch.cuda.set_rng_state_all(state["cuda_rng"])
         self.step = int(state["step"])
         self.best_validation = float(state["best_validation"])
-        log = self.run / "metrics.jsonl"  # drop steps logged after this checkpoint
-        if log.exists():
-            kept = [
-                line
-                for line in log.read_text(encoding="utf-8").splitlines()
-                if json.loads(line)["step"] <= self.step
-            ]
-            atomic_write_text(log, "".join(line + "\n" for line in kept))
+        if kept is not None:
+            atomic_write_text(log, kept)
 
     # ---- one step ----------------------------------------------------------------------
     def _inputs(self, packed: PackedBatch) -> EncoderInputs:

@@ -35,10 +35,14 @@ def read_arrays(
     if missing or str(arrays["format"]) != tag:
         what = f"missing {missing}" if missing else f"format tag {str(arrays['format'])!r}"
         raise InputError(f"not a saved {tag} file ({what})", file=path)
-    if int(arrays["format_version"]) != version:
+    found = arrays["format_version"]
+    if found.shape != () or found.dtype.kind not in "iu":
         raise InputError(
-            f"saved {noun} format version {int(arrays['format_version'])}, "
-            f"this version reads {version}",
+            f"format_version must be one integer, found {found.dtype} {found.shape}", file=path
+        )
+    if int(found) != version:
+        raise InputError(
+            f"saved {noun} format version {int(found)}, this version reads {version}",
             file=path,
         )
     return arrays

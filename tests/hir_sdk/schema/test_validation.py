@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
 import pytest
 
 from hir_sdk.cli.main import main
-from hir_sdk.schema import load_dataset
-from tests.conftest import DAY, T0, mini_tables
+from hir_sdk.schema import EdgeTypeSpec, load_dataset
+from hir_sdk.schema.manifest import MAX_EDGE_TYPES
+from tests.conftest import DAY, T0, mini_manifest, mini_tables
 
 EDGES = mini_tables()["edges"]
 NODES = mini_tables()["nodes"]
@@ -128,6 +130,60 @@ CASES = {
         {"edges": EDGES.with_columns(pl.Series("weight", [1.0, -1.0, 1, 1, 1, 1]))},
         ["column 'weight'", "negative values", "row 1:"],
     ),
+    # was a traceback: the cast of UInt64 ids to Int64 failed
+    "unsigned ids of 2**63 and more": (
+        {
+            "nodes": NODES.with_columns(
+                pl.Series("node_id", [10, 11, 20, 21, 2**63], dtype=pl.UInt64)
+            ),
+            "edges": EDGES.with_columns(pl.col("src_id", "dst_id").cast(pl.UInt64)),
+            "content": CONTENT.with_columns(pl.col("node_id").cast(pl.UInt64)),
+        },
+        ["nodes.parquet", "column 'node_id'", "below 2**63", "row 4:"],
+    ),
+    # was a traceback: the cast of float seconds to Int64 failed
+    "float timestamp of 1e30": (
+        {"edges": EDGES.with_columns(pl.Series("ts", [float(T0)] * 5 + [1e30]))},
+        ["column 'ts'", "after 9999-12-31T23:59:59Z", "row 5:"],
+    ),
+    "unsigned timestamp of 2**63": (
+        {"edges": EDGES.with_columns(pl.Series("ts", [T0] * 5 + [2**63], dtype=pl.UInt64))},
+        ["column 'ts'", "after 9999-12-31T23:59:59Z", "row 5:"],
+    ),
+    "creation time after year 9999": (
+        {"nodes": NODES.with_columns(pl.Series("created_ts", [None, T0, T0, T0, 2**62]))},
+        ["nodes.parquet", "column 'created_ts'", "after 9999-12-31", "row 4:"],
+    ),
+    # was silent: 1e300 became inf in the graph's float32 weights
+    "weight beyond float32": (
+        {"edges": EDGES.with_columns(pl.Series("weight", [1e300, 1, 1, 1, 1, 1.0]))},
+        ["column 'weight'", "too large for float32", "row 0:"],
+    ),
+    # was silent: "n0" and "n0\0" became the same id in the graph's numpy string arrays
+    "string ids with a NUL character": (
+        {
+            "nodes": NODES.with_columns(pl.Series("node_id", ["n0", "n0\0", "a", "b", "c"])),
+            "edges": EDGES.with_columns(
+                pl.Series("src_id", ["c", "c", "n0", "n0\0", "n0", "n0"]),
+                pl.Series("dst_id", ["a", "b", "a", "b", "b", "a"]),
+            ),
+            "content": CONTENT.with_columns(pl.Series("node_id", ["a", "c"])),
+        },
+        ["nodes.parquet", "column 'node_id'", "NUL", "row 1:"],
+    ),
+    # was silent until `hir fit`: NaN inside a content vector passed validation
+    "NaN inside a content vector": (
+        {"content": CONTENT.with_columns(pl.Series("image", [[0.5, float("nan")], [1.0, 0.0]]))},
+        ["content.parquet", "column 'image'", "non-finite numbers inside vectors", "row 0:"],
+    ),
+    "null inside a fixed-size content vector": (
+        {
+            "content": CONTENT.with_columns(
+                pl.Series("image", [[0.5, 1.0], [None, 0.0]], dtype=pl.Array(pl.Float32, 2))
+            )
+        },
+        ["content.parquet", "column 'image'", "null or non-finite", "node_id=30"],
+    ),
 }
 
 
@@ -165,6 +221,65 @@ def test_unreadable_parquet(write_dataset, tmp_path, capsys):
 def test_bad_manifest(text, fragment, write_dataset, tmp_path, capsys):
     err = _run_build(write_dataset(manifest=text), tmp_path, capsys)
     assert "manifest.toml" in err and fragment in err
+
+
+MANIFEST_CASES = {
+    # each was a traceback (a node type names a file of the saved graph)
+    "node type with a slash": (
+        ('"advertiser"', '"adv/ertiser"'),
+        ["node type 'adv/ertiser'", "path separator"],
+    ),
+    "node type with a NUL byte": (
+        ('"advertiser"', '"adv\\u0000"'),
+        ["node type 'adv\\x00'", "control character"],
+    ),
+    # was silent until `hir graph info` could not read the graph's manifest back
+    "node type with a newline": (
+        ('"advertiser"', '"adv\\nertiser"'),
+        ["node type 'adv\\nertiser'", "control character"],
+    ),
+    "relation name with a tab": (
+        ('"creates"', '"cre\\tates"'),
+        ["edge_types[2]", "rel 'cre\\tates'", "control character"],
+    ),
+    # was a traceback (OSError) when the graph's manifest was written
+    "end of 2**63 - 1": (
+        ("end = 2026-01-11 00:00:00+00:00", "end = 9223372036854775807"),
+        ["time: end 9223372036854775807 is after 9999-12-31T23:59:59Z"],
+    ),
+    # inf was accepted, then overflowed in `hir ab`; NaN and negative windows are refused too
+    "infinite attribution window": (
+        ("attribution_window_days = 7.0", "attribution_window_days = inf"),
+        ["funnel.attribution_window_days must be > 0 and <= 36500 days, got inf"],
+    ),
+    "NaN attribution window": (
+        ("attribution_window_days = 7.0", "attribution_window_days = nan"),
+        ["funnel.attribution_window_days", "got nan"],
+    ),
+    "negative attribution window": (
+        ("attribution_window_days = 7.0", "attribution_window_days = -2.0"),
+        ["funnel.attribution_window_days", "got -2.0"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MANIFEST_CASES))
+def test_bad_manifest_value_gives_one_message_and_exit_2(case, write_dataset, tmp_path, capsys):
+    (old, new), expected = MANIFEST_CASES[case]
+    text = mini_manifest().to_toml()
+    assert old in text, f"{case}: {old!r} not in the manifest"
+    err = _run_build(write_dataset(manifest=text.replace(old, new)), tmp_path, capsys)
+    assert "manifest.toml" in err
+    for fragment in expected:
+        assert fragment in err, f"{case}: {fragment!r} not in {err!r}"
+
+
+def test_more_edge_types_than_int16_codes_is_refused():
+    manifest = mini_manifest()
+    many = tuple(EdgeTypeSpec("user", f"r{i}", "ad") for i in range(MAX_EDGE_TYPES + 1))
+    with pytest.raises(ValueError, match="32,768 edge types declared; at most 32,767"):
+        replace(manifest, edge_types=many)
+    assert len(replace(manifest, edge_types=many[:-1]).edge_types) == MAX_EDGE_TYPES
 
 
 def test_manifest_with_unknown_endpoint_type(write_dataset, tmp_path, capsys):
@@ -215,4 +330,15 @@ def test_sparse_integer_ids_resolve(write_dataset):
     edges = EDGES.with_columns(pl.col("src_id") * big, pl.col("dst_id") * big)
     content = CONTENT.with_columns(pl.col("node_id") * big)
     ds = load_dataset(write_dataset(nodes=nodes, edges=edges, content=content))
+    assert ds.edges["dst"].to_list() == [2, 3, 2, 2, 3, 3]
+
+
+def test_ids_spanning_the_whole_int64_range_resolve(write_dataset):
+    # the id span overflowed int64 and every edge of such a user was "not found in nodes"
+    low, high = -(2**63), 2**63 - 1
+    nodes = NODES.with_columns(pl.Series("node_id", [low, high, 20, 21, 30]))
+    edges = EDGES.with_columns(pl.Series("src_id", [30, 30, low, high, low, low]))
+    ds = load_dataset(write_dataset(nodes=nodes, edges=edges))
+    assert ds.nodes["node_id"].to_list()[:2] == [low, high]
+    assert ds.edges["src"].to_list() == [4, 4, 0, 0, 1, 0]
     assert ds.edges["dst"].to_list() == [2, 3, 2, 2, 3, 3]

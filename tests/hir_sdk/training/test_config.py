@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hir_sdk.errors import InputError
 from hir_sdk.training import TrainConfig, load_config
@@ -66,3 +69,56 @@ def test_the_training_page_lists_every_key_with_its_default():
         assert section in documented, section
         if keys is not None:
             assert set(documented[section]) == keys, section
+
+
+BAD_CONFIGS = {
+    # was accepted, then a traceback from the loader (ValueError) after the data was read
+    "negative num_workers": ("num_workers = -1", "num_workers must be >= 0"),
+    "negative seed": ("seed = -1", "seed must be in [0, 2**63 - 1]"),
+    "zero eval_anchors": ("eval_anchors = 0", "eval_anchors"),
+    "steps as text": ('steps = "10"', "'steps' must be of type int"),
+    "boolean steps": ("steps = true", "'steps' must be of type int"),
+    "prototypes not an array": ("[model]\nprototypes = 16", "'model.prototypes' must be an array"),
+    "text in prototypes": ('[model]\nprototypes = [16, "x"]', "'model.prototypes' must be of type"),
+    "infinite learning rate": ("[optim]\nlr = inf", "'optim.lr' must be a finite number"),
+    "NaN weight": ("[content]\nweight = nan", "'content.weight' must be a finite number"),
+    "init_from a number": ("init_from = 3", "'init_from' must be of type str"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CONFIGS))
+def test_bad_config_value_is_one_message_and_exit_2(case, tmp_path, capsys):
+    from hir_sdk.cli.main import main
+
+    text, fragment = BAD_CONFIGS[case]
+    path = tmp_path / "train.toml"
+    path.write_text(text + "\n")
+    with pytest.raises(InputError, match=re.escape(fragment)):
+        load_config(path)
+    args = ["fit", "--data", str(tmp_path / "none"), "--out", str(tmp_path / "run")]
+    assert main([*args, "--config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert fragment in err and "train.toml" in err and "Traceback" not in err
+
+
+def test_a_bad_cli_override_is_exit_2(tmp_path, capsys):
+    from hir_sdk.cli.main import main
+
+    # `hir fit --seed -1` replaces the config's seed: the check runs there too
+    args = ["fit", "--data", str(tmp_path / "none"), "--out", str(tmp_path / "run")]
+    assert main([*args, "--seed", "-1"]) == 2
+    assert "seed must be in [0, 2**63 - 1], got -1" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="num_workers"):  # still a ValueError for callers
+        TrainConfig(num_workers=-1)
+    assert TrainConfig(num_workers=0, seed=2**63 - 1).num_workers == 0
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    init_from=st.text(st.characters(exclude_categories=("Cs",)), max_size=20),
+    train_until=st.sampled_from(["", "validation_start", 'C:\\runs\\"q"', "a\nb", "\x00"]),
+)
+def test_any_string_round_trips_through_toml(init_from, train_until):
+    # an `init_from` with a backslash or a quote used to produce unreadable TOML
+    config = TrainConfig(init_from=init_from, train_until=train_until)
+    assert config_from_dict(tomllib.loads(config.to_toml())) == config

@@ -48,6 +48,8 @@ def test_same_seed_gives_the_same_checkpoint(tiny_world, full_run, tmp_path):
 def test_stop_and_resume_equals_an_uninterrupted_run(tiny_world, full_run, tmp_path):
     run = tmp_path / "resumed"
     Trainer(tiny_world, run, CONFIG).fit(max_steps=3, progress=False)
+    with (run / "metrics.jsonl").open("a") as log:  # a crash while step 4 was logged
+        log.write('{"step": 4, "epoch": 0, "loss": 10.4')
     trainer = Trainer(tiny_world, run, CONFIG)  # a fresh process would start like this
     trainer.resume()
     assert trainer.step == 3
