@@ -229,7 +229,11 @@ def as_seconds(
     # range checks before the cast to Int64, which floats and UInt64 may not survive
     for bad, problem in (
         (series < 0, "negative timestamps (seconds before 1970)"),
-        (series > MAX_TIME, f"timestamps after 9999-12-31T23:59:59Z ({MAX_TIME} seconds)"),
+        (
+            series > MAX_TIME,
+            f"timestamps after 9999-12-31T23:59:59Z ({MAX_TIME} seconds; times are seconds "
+            "since the epoch, so milliseconds must be divided by 1000)",
+        ),
     ):
         if bad.any():
             raise fail_rows(problem, frame.filter(bad), file=file, column=column, show=show)

@@ -55,7 +55,7 @@ from hir_sdk.sampling.loader import (
 from hir_sdk.sampling.packing import PackedBatch
 from hir_sdk.schema import load_dataset
 from hir_sdk.schema.manifest import TimeSplits
-from hir_sdk.training.as_of import training_graph
+from hir_sdk.training.as_of import selected_until, training_graph
 from hir_sdk.training.checkpoint import copy_checkpoint, load_checkpoint, save_checkpoint
 from hir_sdk.training.cluster_queue import ClusterQueue
 from hir_sdk.training.config import TrainConfig
@@ -490,8 +490,7 @@ class Trainer:
             "attention": self.impl.value,
             "world_size": self.world_size,
             "trained_until": self.trained_until,
-            # the end of the checkpoint selection window (training.as_of.selected_until)
-            "selected_until": self.graph.manifest.time.test_start if self.selects else None,
+            "selected_until": selected_until(c.select, self.graph.manifest.time),
         }
         atomic_write_text(self.run / "meta.json", json.dumps(meta, indent=2) + "\n")
 

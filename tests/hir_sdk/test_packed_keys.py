@@ -36,6 +36,7 @@ from hir_sdk.graph.owners import owner_of_nodes
 from hir_sdk.knowledge.knowledge_base import structural_neighbour_sums
 from hir_sdk.ranking.sequence import MultiStageRanker, RankingExamples
 from hir_sdk.schema import DatasetManifest, EdgeTypeSpec, TimeSplits
+from hir_sdk.schema.manifest import MAX_TIME
 from hir_sdk.schema.tables import _edge_type_codes
 from hir_sdk.training.co_engagement import co_engaged_content
 from hir_sdk.training.objectives import EngagementSampler
@@ -233,10 +234,12 @@ def test_click_labels_equal_a_dict_of_user_ad_clicks(drawn, data):
     assert ranker.click_labels(ex).tolist() == want
 
 
-def test_random_negatives_keep_their_type_with_times_past_two_to_the_forty():
-    """Millisecond timestamps read as seconds (2^41): the sampler's `type * 2^40 + time`
-    key ran into the next type, and ads got advertisers as negatives."""
-    t = 2**41
+def test_random_negatives_keep_their_type_at_the_latest_valid_times():
+    """Times near the last one a dataset may hold (`MAX_TIME`, year 9999): the sampler's
+    key of (type, creation time) keeps each type apart, so ads never get advertisers as
+    negatives (millisecond timestamps, which once ran a `type * 2^40 + time` key into the
+    next type, are refused at validation)."""
+    t = MAX_TIME - 10 * DAY
     manifest = DatasetManifest(
         name="ms",
         node_types=("user", "ad", "advertiser"),

@@ -3,6 +3,8 @@ checked against a loop on small random ownership graphs, and blind to later edge
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -107,9 +109,7 @@ def test_an_ad_gets_its_owner_from_the_edges_time_on():
 
 
 def test_without_an_owner_type_every_node_owns_itself():
-    manifest = MANIFEST.__class__(
-        **{**MANIFEST.__dict__, "owner_type": None, "extra": {}}  # same graph, no owner
-    )
+    manifest = dataclasses.replace(MANIFEST, owner_type=None)  # same graph, no owner
     graph = hand_graph(manifest, [2, 1, 1, 1, 1], [(2, 0, 0, T0)])
     nodes = np.arange(graph.num_nodes)
     np.testing.assert_array_equal(OwnersAsOf(graph).at(nodes, T0 + DAY), nodes)

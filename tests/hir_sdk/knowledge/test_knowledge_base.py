@@ -186,9 +186,19 @@ def test_fixed_size_array_columns_are_accepted(
 def test_non_finite_vector_values_are_rejected(
     write_dataset: WriteDataset, encoder: ContentEncoder, bad: list[float | None]
 ) -> None:
-    dataset = load_dataset(write_dataset(content=image_content([[3.0, 4.0], bad, None])))
+    """Refused when the dataset is read (validation), before any graph or encoder work,
+    and by `build_knowledge` for a dataset whose content was replaced in memory."""
     with pytest.raises(InputError, match="non-finite") as error:
-        build_knowledge(dataset, build_graph(dataset), encoder)
+        load_dataset(write_dataset(content=image_content([[3.0, 4.0], bad, None])))
+    assert error.value.column == "image"
+    assert error.value.rows == ("row 1: node_type='ad', node_id=21",)
+    dataset = load_dataset(write_dataset(content=image_content([[3.0, 4.0], [0.0, 2.0], None])))
+    assert dataset.content is not None
+    broken = dataset.content.with_columns(
+        pl.Series("image", [[3.0, 4.0], bad, None], dtype=pl.List(pl.Float64))
+    )
+    with pytest.raises(InputError, match="non-finite") as error:
+        build_knowledge(dataclasses.replace(dataset, content=broken), build_graph(dataset), encoder)
     assert error.value.column == "image" and error.value.rows == ("ad 21",)
 
 

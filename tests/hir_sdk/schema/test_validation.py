@@ -150,6 +150,11 @@ CASES = {
         {"edges": EDGES.with_columns(pl.Series("ts", [T0] * 5 + [2**63], dtype=pl.UInt64))},
         ["column 'ts'", "after 9999-12-31T23:59:59Z", "row 5:"],
     ),
+    # milliseconds read as seconds lie tens of thousands of years ahead
+    "millisecond timestamps": (
+        {"edges": EDGES.with_columns(pl.Series("ts", [T0] * 5 + [T0 * 1000]))},
+        ["column 'ts'", "after 9999-12-31T23:59:59Z", "milliseconds must be divided", "row 5:"],
+    ),
     "creation time after year 9999": (
         {"nodes": NODES.with_columns(pl.Series("created_ts", [None, T0, T0, T0, 2**62]))},
         ["nodes.parquet", "column 'created_ts'", "after 9999-12-31", "row 4:"],
