@@ -9,7 +9,7 @@ FBGEMM_CPU := fbgemm-gpu-cpu==1.9.0
 RECBOLE := recbole==1.2.0
 DEMO_OUT ?= demo_out
 
-.PHONY: setup demo test lint pytest docs bench clean
+.PHONY: setup demo test test-slow lint pytest docs bench clean
 
 setup: $(STAMP)
 
@@ -43,6 +43,10 @@ docs: setup
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
 test: setup lint pytest docs
+
+# the end-to-end tests marked slow, left out of `make test` to keep it short
+test-slow: setup
+	$(VENV)/bin/pytest -m slow
 
 # Each script prints its side-by-side ratios; add --record benchmarks/results/FILE.md to keep them.
 bench: setup

@@ -94,6 +94,7 @@ def test_demo_tiny(tmp_path, capsys):
     assert "pass --overwrite to replace it" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # the pipeline of test_demo_tiny on MovieLens-100K: `make test-slow`
 def test_demo_movielens(tmp_path, capsys):
     """The same pipeline on MovieLens-100K read from the installed recbole files: no truth
     folder, every movie its own owner, retrieval leaves out what users already rated."""
