@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from hypothesis import strategies as st
 
 from hir_sdk.graph import TemporalGraph
 from hir_sdk.graph.owners import MAX_HOPS, NO_OWNER
@@ -108,3 +109,28 @@ def reference_owner(graph, node: int, t: int) -> int:
             return min(owners)
         seen |= frontier
     return NO_OWNER
+
+
+def edge_list(graph: TemporalGraph) -> list[tuple[int, int, int, int]]:
+    """The graph's edges as `(src, dst, edge type code, ts)` tuples, in time order: the
+    plain reading that reference implementations loop over."""
+    return list(
+        zip(
+            graph.src.tolist(),
+            graph.dst.tolist(),
+            graph.etype.tolist(),
+            graph.ts.tolist(),
+            strict=True,
+        )
+    )
+
+
+def draw_owner_links(draw, users: int, ads: int, advertisers: int, day) -> list:
+    """Hypothesis draws of `RUNS` edges for a funnel graph: each ad joins an advertiser at
+    any time, never, or a second one later (nodes: users, then ads, then advertisers)."""
+    edges = []
+    for ad in range(ads):
+        for _ in range(draw(st.integers(0, 2))):
+            owner = users + ads + draw(st.integers(0, advertisers - 1))
+            edges.append((owner, users + ad, RUNS, draw(day)))
+    return edges

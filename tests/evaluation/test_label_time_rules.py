@@ -14,6 +14,8 @@ from tests.hand_graph import (
     IMPRESSION,
     PURCHASE,
     RUNS,
+    draw_owner_links,
+    edge_list,
     funnel_manifest,
     hand_graph,
     reference_owner,
@@ -51,11 +53,7 @@ def funnels(draw):
     never, or a second one later); impressions and purchases over the ten days."""
     users, ads, advertisers = 2, 3, 2
     day = st.integers(0, 10 * DAY - 1).map(lambda s: T0 + s)
-    edges = []
-    for ad in range(ads):
-        for _ in range(draw(st.integers(0, 2))):
-            owner = users + ads + draw(st.integers(0, advertisers - 1))
-            edges.append((owner, users + ad, RUNS, draw(day)))
+    edges = draw_owner_links(draw, users, ads, advertisers, day)
     for _ in range(draw(st.integers(1, 30))):
         user = draw(st.integers(0, users - 1))
         ad = users + draw(st.integers(0, ads - 1))
@@ -66,15 +64,7 @@ def funnels(draw):
 def _reference(graph, window: str) -> tuple[list[tuple[int, int, int, int, int]], int]:
     lo, hi = graph.manifest.time.window(window)
     rows, censored = [], 0
-    events = list(
-        zip(
-            graph.src.tolist(),
-            graph.dst.tolist(),
-            graph.etype.tolist(),
-            graph.ts.tolist(),
-            strict=True,
-        )
-    )
+    events = edge_list(graph)
     for user, ad, et, ts in events:
         if et != IMPRESSION or not lo <= ts < hi:
             continue

@@ -12,7 +12,7 @@ from hir_sdk.evaluation.pipeline import ABConfig
 from hir_sdk.evaluation.slices import test_slices as slices_of
 from hir_sdk.graph.owners import OwnersAsOf, owner_of_nodes
 from tests.conftest import T0
-from tests.hand_graph import IMPRESSION, RUNS, funnel_manifest, hand_graph
+from tests.hand_graph import IMPRESSION, RUNS, draw_owner_links, funnel_manifest, hand_graph
 
 DAY = 86_400
 NEW = "new advertisers (first seen < {} days before the request)"
@@ -72,11 +72,7 @@ def _requests_and_later_edges(draw):
     at or after it (owner links and impressions) to add."""
     users, ads, advertisers = 3, 4, 2
     day = st.integers(0, 10 * DAY - 1).map(lambda s: T0 + s)
-    edges = []
-    for ad in range(ads):
-        for _ in range(draw(st.integers(0, 2))):
-            owner = users + ads + draw(st.integers(0, advertisers - 1))
-            edges.append((owner, users + ad, RUNS, draw(day)))
+    edges = draw_owner_links(draw, users, ads, advertisers, day)
     for _ in range(draw(st.integers(0, 20))):
         u, a = draw(st.integers(0, users - 1)), users + draw(st.integers(0, ads - 1))
         edges.append((u, a, IMPRESSION, draw(day)))

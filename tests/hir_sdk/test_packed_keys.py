@@ -41,7 +41,7 @@ from hir_sdk.schema.tables import _edge_type_codes
 from hir_sdk.training.co_engagement import co_engaged_content
 from hir_sdk.training.objectives import EngagementSampler
 from tests.conftest import DAY, T0
-from tests.hand_graph import CLICK, IMPRESSION, RUNS, funnel_manifest, hand_graph
+from tests.hand_graph import CLICK, IMPRESSION, RUNS, edge_list, funnel_manifest, hand_graph
 
 ORDERS = [("user", "ad", "advertiser"), ("ad", "advertiser", "user"), ("advertiser", "ad", "user")]
 
@@ -129,18 +129,6 @@ def engagement_graphs(draw):
     return graph, offsets, counts
 
 
-def _edges(graph):
-    return list(
-        zip(
-            graph.src.tolist(),
-            graph.dst.tolist(),
-            graph.etype.tolist(),
-            graph.ts.tolist(),
-            strict=True,
-        )
-    )
-
-
 @settings(max_examples=100, deadline=None)
 @given(engagement_graphs(), st.integers(0, 10 * DAY))
 def test_co_engaged_content_equals_a_dict_of_user_node_pairs(drawn, offset):
@@ -152,7 +140,7 @@ def test_co_engaged_content_equals_a_dict_of_user_node_pairs(drawn, offset):
     vectors = np.random.default_rng(len(ads)).normal(size=(len(ads), 3))
     got = co_engaged_content(graph, row_of, vectors, as_of=as_of, roles=("exposure", "click"))
     reached: dict[int, set[int]] = {}
-    for s, d, et, ts in _edges(graph):
+    for s, d, et, ts in edge_list(graph):
         if et in (IMPRESSION, CLICK) and ts < as_of:
             reached.setdefault(s, set()).add(d)
     want = np.zeros_like(vectors)
@@ -173,7 +161,7 @@ def test_structural_neighbour_sums_equal_a_dict_of_neighbours(drawn, offset):
     rows = np.random.default_rng(graph.num_nodes).normal(size=(graph.num_nodes, 2))
     targets, sums = structural_neighbour_sums(graph, is_target, row_of, rows, as_of=as_of)
     links: dict[int, set[int]] = {}
-    for s, d, et, ts in _edges(graph):
+    for s, d, et, ts in edge_list(graph):
         if et == RUNS and ts < as_of:
             links.setdefault(s, set()).add(d)
             links.setdefault(d, set()).add(s)
@@ -191,7 +179,7 @@ def test_seen_pairs_and_ranked_lists_with_padding_equal_a_dict(drawn, data):
     users = np.arange(offsets["user"], offsets["user"] + counts["user"])
     ads = np.arange(offsets["ad"], offsets["ad"] + counts["ad"])
     cutoff = T0 + data.draw(st.integers(0, 10 * DAY))
-    seen = {(s, d) for s, d, _, ts in _edges(graph) if ts < cutoff and s in users and d in ads}
+    seen = {(s, d) for s, d, _, ts in edge_list(graph) if ts < cutoff and s in users and d in ads}
     keys = _seen_pairs(graph, users, ads, cutoff)
     assert sorted(zip(*split_pair_keys(keys, graph.num_nodes), strict=True)) == sorted(seen)
     ids = np.array(
@@ -226,7 +214,7 @@ def test_click_labels_equal_a_dict_of_user_ad_clicks(drawn, data):
         dense=None,
     )
     window = ranker.config.click_window_s
-    clicks = [(s, d, t) for s, d, et, t in _edges(graph) if et == CLICK]
+    clicks = [(s, d, t) for s, d, et, t in edge_list(graph) if et == CLICK]
     want = [
         float(any(s == u and d == a and t < c <= t + window for s, d, c in clicks))
         for u, a, t in zip(user.tolist(), ad.tolist(), ts.tolist(), strict=True)

@@ -9,7 +9,6 @@ import threading
 
 import numpy as np
 import pytest
-import torch
 import torch.distributed as dist
 from threadpoolctl import threadpool_info
 
@@ -24,6 +23,7 @@ from hir_sdk.sampling.loader import (
 )
 from hir_sdk.sampling.node_features import NodeFeaturizer
 from hir_sdk.schema.manifest import SECONDS_PER_DAY
+from tests.thread_settings import thread_settings
 
 
 @pytest.fixture(scope="module")
@@ -101,23 +101,12 @@ def test_loader_config_validation():
 
 
 # ---- process-wide state ---------------------------------------------------------------
-def _thread_settings() -> tuple[list[tuple[str, int]], int, int]:
-    """BLAS / OpenMP thread counts, torch's in this thread and in a new one (torch keeps a
-    process-wide count that new threads start with)."""
-    fresh = []
-    thread = threading.Thread(target=lambda: fresh.append(torch.get_num_threads()))
-    thread.start()
-    thread.join()
-    pools = sorted((d["user_api"], d["num_threads"]) for d in threadpool_info())
-    return pools, torch.get_num_threads(), fresh[0]
-
-
 def test_iterating_the_loader_leaves_the_thread_settings_as_they_were(setup):
     graph, anchors, cutoffs = setup
-    before = _thread_settings()
+    before = thread_settings()
     for workers in (0, 1):
         assert len(_stream(graph, anchors[:128], cutoffs[:128], workers)) == 2
-        assert _thread_settings() == before
+        assert thread_settings() == before
 
 
 def test_samplers_in_two_threads_give_the_blas_threads_back(setup, monkeypatch):
@@ -126,7 +115,7 @@ def test_samplers_in_two_threads_give_the_blas_threads_back(setup, monkeypatch):
     and afterwards BLAS has the thread count it had before."""
     graph, anchors, cutoffs = setup
     builder = BatchBuilder(graph)
-    before = _thread_settings()
+    before = thread_settings()
     if all(n == 1 for api, n in before[0] if api == "blas"):
         pytest.skip("BLAS runs one thread here: a lost thread count would not show")
     a_in, b_arrived, a_out = threading.Event(), threading.Event(), threading.Event()
@@ -172,7 +161,7 @@ def test_samplers_in_two_threads_give_the_blas_threads_back(setup, monkeypatch):
     for thread in threads:
         thread.join()
     assert inside == {"A": {1}, "B": {1}}  # every BLAS library loaded
-    assert _thread_settings() == before
+    assert thread_settings() == before
 
 
 def test_workers_are_not_forked_from_a_process_group_member(setup, tmp_path):

@@ -7,23 +7,12 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from threadpoolctl import threadpool_info
 
 from hir_sdk.sampling import SamplerConfig
 from hir_sdk.sampling.loader import BatchBuilder, anchors_from_events
 from hir_sdk.sampling.node_features import NodeFeaturizer
 from hir_sdk.training.embed_nodes import embed_nodes
-
-
-def _thread_settings() -> tuple[list[tuple[str, int]], int, int]:
-    """BLAS / OpenMP thread counts, torch's in this thread and in a new one (torch keeps a
-    process-wide count that new threads start with)."""
-    fresh = []
-    thread = threading.Thread(target=lambda: fresh.append(torch.get_num_threads()))
-    thread.start()
-    thread.join()
-    pools = sorted((d["user_api"], d["num_threads"]) for d in threadpool_info())
-    return pools, torch.get_num_threads(), fresh[0]
+from tests.thread_settings import thread_settings
 
 
 class _Encoder(torch.nn.Module):
@@ -60,11 +49,11 @@ def test_embedding_leaves_the_thread_settings_as_they_were(embed_inputs, two_tor
     builder, view, nodes, cutoffs = embed_inputs
     seen = []
     model = _Encoder(lambda: seen.append(torch.get_num_threads()))
-    before = _thread_settings()
+    before = thread_settings()
     z, logits = embed_nodes(model, builder, view, nodes, cutoffs, batch_size=4)
     assert z.shape == (6, 4) and logits[0].shape == (6, 3)
     assert seen == [1, 1]  # the model gave the sampler thread a core
-    assert _thread_settings() == before
+    assert thread_settings() == before
 
 
 def test_overlapping_calls_leave_the_thread_count_as_it_was(embed_inputs, two_torch_threads):
@@ -72,7 +61,7 @@ def test_overlapping_calls_leave_the_thread_count_as_it_was(embed_inputs, two_to
     builder, view, nodes, cutoffs = embed_inputs
     a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
     met = []  # each wait ended because the other call got there (the timeout: a hang guard)
-    before = _thread_settings()
+    before = thread_settings()
 
     def a_model():
         a_in.set()
@@ -98,4 +87,4 @@ def test_overlapping_calls_leave_the_thread_count_as_it_was(embed_inputs, two_to
     for thread in threads:
         thread.join()
     assert met == [True, True, True]
-    assert _thread_settings() == before
+    assert thread_settings() == before
