@@ -87,13 +87,14 @@ def run_setting(cfg: SynthConfig, work: Path, args: argparse.Namespace) -> dict:
 def _row(name: str, cfg: SynthConfig, result: dict) -> str:
     ab = result["ab"]
     ne, auc = ab.metric("ne"), ab.metric("auc")
-    d = ne.delta
+    d, a = ne.delta, auc.delta
     mark = " (significant)" if d.excludes_zero() else ""
+    auc_mark = " (significant)" if a.excludes_zero() else ""
     return (
         f"| {name} | {cfg.content_reveal:g} | {cfg.interest_drift:g} | {result['text']:.2f} | "
         f"{ab.examples:,} / {ab.positives:,} | {ne.control:.4f} | {ne.treatment:.4f} | "
         f"{d.estimate:+.4f} [{d.low:+.4f}, {d.high:+.4f}]{mark} | {100 * ne.relative:+.2f}% | "
-        f"{auc.delta.estimate:+.4f} [{auc.delta.low:+.4f}, {auc.delta.high:+.4f}] | "
+        f"{a.estimate:+.4f} [{a.low:+.4f}, {a.high:+.4f}]{auc_mark} | "
         f"{result['seconds']:.0f} |"
     )
 
