@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+
+from hir_sdk.errors import InputError
 
 DAY = 86_400
 WORLD_START = 1_767_225_600  # 2026-01-01T00:00:00Z
@@ -48,7 +51,15 @@ class Targeting:
 
 @dataclass(frozen=True)
 class SynthConfig:
-    """Sizes and timing of one synthetic world."""
+    """Sizes and timing of one synthetic world, and how hard it is to read.
+
+    `content_reveal` is the share of advertisers, products and ads whose text is drawn
+    from their own leaf; the others' text comes from a random leaf, independent of their
+    interest (1 = every text reveals its leaf, 0 = none does). `interest_drift` is the
+    probability, per user and day, that one of the user's interest slots moves to a
+    related leaf; later impressions and conversions follow the moved leaf. The defaults
+    (1 and 0) give the same world as before these knobs existed.
+    """
 
     scale: str
     n_users: int
@@ -63,8 +74,12 @@ class SynthConfig:
     start: int = WORLD_START
     funnel: FunnelRates = field(default_factory=FunnelRates)
     targeting: Targeting = field(default_factory=Targeting)
+    content_reveal: float = 1.0
+    interest_drift: float = 0.0
 
     def __post_init__(self) -> None:
+        for name in ("content_reveal", "interest_drift"):
+            _check_unit_interval(name, getattr(self, name))
         if self.n_users < 1 or self.n_advertisers < 1 or self.impressions_per_user <= 0:
             raise ValueError("SynthConfig needs users, advertisers and impressions")
         if self.validation_days + self.test_days >= self.days:
@@ -83,6 +98,17 @@ class SynthConfig:
     @property
     def validation_start(self) -> int:
         return self.test_start - self.validation_days * DAY
+
+
+def _check_unit_interval(name: str, value: object) -> None:
+    """`value` must be a real number in [0, 1] (an `InputError` names the knob otherwise)."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or not 0.0 <= value <= 1.0
+    ):
+        raise InputError(f"{name} must be a number in [0, 1], got {value!r}")
 
 
 SCALES: dict[str, SynthConfig] = {

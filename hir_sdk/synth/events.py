@@ -4,8 +4,10 @@ pixel fire, plus structural edges between advertisers, campaigns, ads, products,
 Ads are picked by a targeting system that follows the user's *current* interests only in
 part (leaf, sibling leaf, same super-interest, or at random); each funnel step's
 probability depends on how closely the ad's leaf matches the user's mixture at that time,
-so conversions are rare and driven by fine-grained (leaf) match. Conversions can land
-days or weeks after the exposure; events past the end of the world are never written.
+so conversions are rare and driven by fine-grained (leaf) match. With interest drift
+(`hir_sdk.synth.drift`) the current interests include the slots' moves so far.
+Conversions can land days or weeks after the exposure; events past the end of the world
+are never written.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hir_sdk.synth.config import SynthConfig
+from hir_sdk.synth.drift import InterestMoves, apply_moves
 from hir_sdk.synth.population import (
     LEAVES_PER_MID,
     LEAVES_PER_SUPER,
@@ -79,7 +82,11 @@ def _pick_ads(
 
 
 def make_impressions(
-    rng: np.random.Generator, cfg: SynthConfig, users: Users, cat: Catalogue
+    rng: np.random.Generator,
+    cfg: SynthConfig,
+    users: Users,
+    cat: Catalogue,
+    moves: InterestMoves | None = None,
 ) -> Impressions:
     user = np.repeat(np.arange(len(users.activity)), users.activity)
     n = len(user)
@@ -89,6 +96,8 @@ def make_impressions(
     slot = np.minimum((rng.random(n)[:, None] > cum).sum(axis=1), SLOTS - 1)
     drift = rng.random(n) < (ts - cfg.start) / (cfg.end - cfg.start)
     current = _current_leaves(users, user, drift)
+    if moves is not None:
+        current = apply_moves(moves, user, ts, current)
     leaf = current[np.arange(n), slot]
     t = cfg.targeting
     mode = np.searchsorted(

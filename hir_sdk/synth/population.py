@@ -73,7 +73,7 @@ def _leaf_popularity(rng: np.random.Generator) -> np.ndarray:
     return weights / weights.sum()
 
 
-def _related_leaf(rng: np.random.Generator, leaf: np.ndarray) -> np.ndarray:
+def related_leaf(rng: np.random.Generator, leaf: np.ndarray) -> np.ndarray:
     """A different leaf: a sibling in the same mid (70%) or another in the same super."""
     sibling = (
         mid_of(leaf) * LEAVES_PER_MID
@@ -92,7 +92,7 @@ def make_advertisers(
 ) -> Advertisers:
     n = cfg.n_advertisers
     leaf = rng.choice(N_LEAVES, size=n, p=popularity)
-    leaf2 = np.where(rng.random(n) < 0.4, _related_leaf(rng, leaf), -1)
+    leaf2 = np.where(rng.random(n) < 0.4, related_leaf(rng, leaf), -1)
     cold = rng.random(n) < cfg.cold_start_share
     established = cfg.start - rng.integers(DAY, 365 * DAY, n)
     launch_lo = cfg.end - cfg.cold_start_days * DAY
@@ -187,7 +187,7 @@ def make_users(rng: np.random.Generator, cfg: SynthConfig, popularity: np.ndarra
     drifting = (rng.random(n) * used).astype(np.int64)
     leaf_end = leaf_start.copy()
     rows = np.arange(n)
-    leaf_end[rows, drifting] = _related_leaf(rng, leaf_start[rows, drifting])
+    leaf_end[rows, drifting] = related_leaf(rng, leaf_start[rows, drifting])
     joined_late = rng.random(n) < 0.15
     created = np.where(
         joined_late,

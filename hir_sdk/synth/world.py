@@ -4,6 +4,7 @@
 OUT/
   manifest.toml  nodes.parquet  edges.parquet  content.parquet
   truth/         taxonomy.parquet  entities.parquet  users.parquet   (never read by training)
+                 [text_leaves.parquet: content_reveal < 1] [interest_moves.parquet: drift > 0]
 ```
 Same config and seed give byte-identical files.
 """
@@ -23,8 +24,10 @@ from hir_sdk.schema.dataset import CONTENT_FILE, EDGES_FILE, NODES_FILE
 from hir_sdk.schema.manifest import MANIFEST_FILE, DatasetManifest, EdgeTypeSpec, TimeSplits
 from hir_sdk.synth.config import SynthConfig
 from hir_sdk.synth.content import ad_texts, advertiser_texts, brand_names, product_texts
+from hir_sdk.synth.drift import InterestMoves, make_moves
 from hir_sdk.synth.events import EdgeBlock, make_funnel, make_impressions, make_structure
 from hir_sdk.synth.population import Advertisers, Catalogue, Users, make_population
+from hir_sdk.synth.reveal import TextLeaves, text_leaves
 from hir_sdk.synth.taxonomy import leaf_at, leaf_paths, mid_at, super_at
 
 NODE_TYPES = ("user", "ad", "advertiser", "campaign", "product", "pixel")
@@ -133,12 +136,28 @@ def _edges_table(blocks: list[EdgeBlock]) -> pa.Table:
     )
 
 
-def _content_table(rng: np.random.Generator, adv: Advertisers, cat: Catalogue) -> pa.Table:
+def _text_leaves(
+    rng: np.random.Generator, reveal: float, adv: Advertisers, cat: Catalogue
+) -> dict[str, TextLeaves]:
+    """The leaves each advertiser's, product's and ad's text is drawn from."""
+    return {
+        "advertiser": text_leaves(rng, reveal, adv.leaf, adv.leaf2),
+        "product": text_leaves(rng, reveal, cat.product_leaf),
+        "ad": text_leaves(rng, reveal, cat.ad_leaf),
+    }
+
+
+def _content_table(
+    rng: np.random.Generator, adv: Advertisers, cat: Catalogue, shown: dict[str, TextLeaves]
+) -> pa.Table:
     brands = brand_names(rng, len(adv.leaf))
     parts = [
-        ("advertiser", advertiser_texts(rng, brands, adv.leaf, adv.leaf2)),
-        ("product", product_texts(rng, brands, cat.product_adv, cat.product_leaf)),
-        ("ad", ad_texts(rng, brands, cat.ad_adv, cat.ad_leaf)),
+        (
+            "advertiser",
+            advertiser_texts(rng, brands, shown["advertiser"].leaf, shown["advertiser"].leaf2),
+        ),
+        ("product", product_texts(rng, brands, cat.product_adv, shown["product"].leaf)),
+        ("ad", ad_texts(rng, brands, cat.ad_adv, shown["ad"].leaf)),
     ]
     codes = np.concatenate([np.full(len(t), NODE_TYPES.index(k)) for k, t in parts])
     return pa.table(
@@ -146,6 +165,32 @@ def _content_table(rng: np.random.Generator, adv: Advertisers, cat: Catalogue) -
             "node_type": _dictionary(codes, NODE_TYPES),
             "node_id": np.concatenate([np.arange(len(t)) for _, t in parts]),
             "text": pa.array([text for _, texts in parts for text in texts]),
+        }
+    )
+
+
+def _text_leaves_table(shown: dict[str, TextLeaves]) -> pa.Table:
+    kinds = list(shown)
+    codes = np.concatenate([np.full(len(shown[k].leaf), NODE_TYPES.index(k)) for k in kinds])
+    return pa.table(
+        {
+            "node_type": _dictionary(codes, NODE_TYPES),
+            "node_id": np.concatenate([np.arange(len(shown[k].leaf)) for k in kinds]),
+            "text_leaf": np.concatenate([shown[k].leaf for k in kinds]),
+            "text_leaf2": np.concatenate([shown[k].leaf2 for k in kinds]),
+            "reveals": np.concatenate([shown[k].reveals for k in kinds]),
+        }
+    )
+
+
+def _moves_table(moves: InterestMoves) -> pa.Table:
+    return pa.table(
+        {
+            "node_id": moves.user,
+            "slot": moves.slot,
+            "ts": moves.ts,
+            "leaf_from": moves.leaf_from,
+            "leaf_to": moves.leaf_to,
         }
     )
 
@@ -213,22 +258,31 @@ def generate_world(cfg: SynthConfig, seed: int) -> World:
     integer (numpy's seed sequences take no negative seeds)."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise InputError(f"the seed must be a non-negative integer, got {seed!r}")
-    pop_rng, event_rng, text_rng = (
-        np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3)
+    # one stream per concern; the reveal and drift streams are drawn from only when their
+    # knob is off its default, so the default world is the one from before the knobs
+    pop_rng, event_rng, text_rng, reveal_rng, drift_rng = (
+        np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(5)
     )
     adv, cat, users = make_population(pop_rng, cfg)
-    impressions = make_impressions(event_rng, cfg, users, cat)
+    moves = make_moves(drift_rng, cfg, users)
+    impressions = make_impressions(event_rng, cfg, users, cat, moves)
     blocks = [
         EdgeBlock("impression", impressions.user, impressions.ad, impressions.ts),
         *make_funnel(event_rng, cfg, adv, cat, users, impressions),
         *make_structure(cfg, cat),
     ]
+    shown = _text_leaves(reveal_rng, cfg.content_reveal, adv, cat)
+    truth = _truth_tables(adv, cat, users)
+    if cfg.content_reveal < 1.0:
+        truth["text_leaves"] = _text_leaves_table(shown)
+    if cfg.interest_drift > 0.0:
+        truth["interest_moves"] = _moves_table(moves)
     return World(
         manifest=world_manifest(cfg),
         nodes=_nodes_table(adv, cat, users),
         edges=_edges_table(blocks),
-        content=_content_table(text_rng, adv, cat),
-        truth=_truth_tables(adv, cat, users),
+        content=_content_table(text_rng, adv, cat, shown),
+        truth=truth,
     )
 
 
