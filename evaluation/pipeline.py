@@ -42,7 +42,7 @@ from hir_sdk.evaluation.examples import WINDOWS, Examples, build_examples
 from hir_sdk.evaluation.hir_snapshots import build_hir_lookup
 from hir_sdk.evaluation.report import ModelCurves, Report, render_markdown
 from hir_sdk.evaluation.report_html import render_html
-from hir_sdk.evaluation.slices import test_slices
+from hir_sdk.evaluation.slices import slice_rules, test_slices
 from hir_sdk.graph import TemporalGraph, build_graph
 from hir_sdk.graph.owners import OwnersAsOf
 from hir_sdk.io.atomic import atomic_output_dir
@@ -70,7 +70,7 @@ class ABConfig:
     confidence: float = 0.95
     seed: int = 0
     sparse_user_events: int = 5
-    new_advertiser_days: int = 14  # the new-advertisers slice: owner younger than this
+    new_advertiser_days: int = 14  # the new ads / advertisers slices: first exposure younger
     xgboost: XGBoostConfig = field(default_factory=XGBoostConfig)
     tune: bool = True  # each XGBoost arm picks from xgboost_grid on validation
     xgboost_grid: tuple[dict, ...] = XGBOOST_GRID
@@ -289,6 +289,7 @@ def run_ab_on_graph(
         min_events=config.sparse_user_events,
         new_days=config.new_advertiser_days,
         truth=truth,
+        owners=owners,
     )
     mark = time.perf_counter()
     ab: ABResult = compare(
@@ -310,6 +311,9 @@ def run_ab_on_graph(
         control=ModelCurves.of(config.control, y["test"], p[config.control]),
         treatment=ModelCurves.of(config.treatment, y["test"], p[config.treatment]),
         protocol=_protocol(graph, examples, models, config, hir),
+        slice_rules=slice_rules(
+            graph, min_events=config.sparse_user_events, new_days=config.new_advertiser_days
+        ),
     )
     predictions = pl.DataFrame(
         {
