@@ -39,7 +39,7 @@ from hir_sdk import __version__
 from hir_sdk.errors import InputError
 from hir_sdk.evaluation.ab import MAX_BOOTSTRAP, ABResult, compare
 from hir_sdk.evaluation.examples import WINDOWS, Examples, build_examples
-from hir_sdk.evaluation.hir_snapshots import build_hir_lookup
+from hir_sdk.evaluation.hir_snapshots import DEFAULT_REFRESH, Refresh, build_hir_lookup
 from hir_sdk.evaluation.report import ModelCurves, Report, render_markdown
 from hir_sdk.evaluation.report_html import render_html
 from hir_sdk.evaluation.slices import slice_rules, test_slices
@@ -76,6 +76,8 @@ class ABConfig:
     xgboost_grid: tuple[dict, ...] = XGBOOST_GRID
     # encoder run(s) whose snapshots the HIR models read; several: refreshed encoders
     run: str | tuple[str, ...] | None = None
+    # with several runs, which encoder's space each snapshot is in (hir_snapshots.Refresh)
+    refresh: str = DEFAULT_REFRESH.value
     multistage: MultiStageConfig = field(default_factory=MultiStageConfig)
 
     def __post_init__(self) -> None:
@@ -84,6 +86,7 @@ class ABConfig:
                 raise InputError(f"unknown model {role!r}; choose from {list(MODELS)}")
         if self.control == self.treatment:
             raise InputError("control and treatment must be different models")
+        Refresh.parse(self.refresh)
         if self.new_advertiser_days < 1:
             raise InputError(f"new_advertiser_days must be >= 1, got {self.new_advertiser_days}")
         if not 1 <= self.n_bootstrap <= MAX_BOOTSTRAP:
@@ -225,7 +228,7 @@ def run_ab(
                 f"{' and '.join(config.hir_arms)} read HIR snapshots: give an encoder run "
                 "(--run RUN, trained with hir fit --until TIME before the window to rank)"
             )
-        hir = build_hir_lookup(config.run, data, graph)
+        hir = build_hir_lookup(config.run, data, graph, refresh=config.refresh)
     hir_s = time.perf_counter() - started - graph_s
     truth_dir = Path(truth) if truth is not None else data / "truth"
     run = run_ab_on_graph(graph, config, truth=truth_dir if truth_dir.is_dir() else None, hir=hir)
@@ -375,6 +378,11 @@ def _protocol(
         on_creation = hir.created_rows
         encoders = (
             "each embedded by an encoder trained until its time"
+            + (
+                ", rotated onto the first encoder's space (Procrustes) with its clusters"
+                if hir.aligned
+                else ""
+            )
             if hir.refreshed
             else "all embedded by one encoder"
         )
