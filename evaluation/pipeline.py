@@ -315,7 +315,10 @@ def run_ab_on_graph(
         treatment=ModelCurves.of(config.treatment, y["test"], p[config.treatment]),
         protocol=_protocol(graph, examples, models, config, hir),
         slice_rules=slice_rules(
-            graph, min_events=config.sparse_user_events, new_days=config.new_advertiser_days
+            graph,
+            min_events=config.sparse_user_events,
+            new_days=config.new_advertiser_days,
+            planted=truth is not None,
         ),
     )
     predictions = pl.DataFrame(

@@ -117,9 +117,12 @@ def _has_owner_type(graph: TemporalGraph) -> bool:
     return graph.manifest.owner_type is not None
 
 
-def slice_rules(graph: TemporalGraph, *, min_events: int = 5, new_days: int = 14) -> dict[str, str]:
+def slice_rules(
+    graph: TemporalGraph, *, min_events: int = 5, new_days: int = 14, planted: bool = False
+) -> dict[str, str]:
     """Slice name -> its rule in words, for the slices `test_slices` returns on `graph`
-    (super-interest slices under one entry), so the report says how each is defined."""
+    (super-interest slices, with `planted` truth, under one entry), so the report says
+    how each is defined."""
     first = "first exposure (an edge of role exposure)"
     rules = {
         COLD_ADS: f"the ad's {first} is at or after the test start",
@@ -142,7 +145,8 @@ def slice_rules(graph: TemporalGraph, *, min_events: int = 5, new_days: int = 14
     rules[sparse_name(min_events)] = (
         f"the user has fewer than {min_events} edges of any type before the test start"
     )
-    rules["super-interest: ..."] = "the ad's planted super-interest (synthetic worlds only)"
+    if planted:
+        rules["super-interest: ..."] = "the ad's planted super-interest (synthetic worlds only)"
     return rules
 
 
