@@ -22,27 +22,70 @@ validation_start`, train until a later snapshot without reading anything after i
 its arrival snapshots by the same run. The default times are then every run's
 `trained_until` with the validation and test starts. Snapshots of a stale encoder
 drift: on `small`, the ads' level-1 clusters matched the planted interests less well
-with every snapshot after the encoder's window (NMI 0.919, 0.905, 0.890), and
-refreshing the encoder at the validation and test starts improved the A/B's NE (see
-docs/ranking.md).
+with every snapshot after the encoder's window (NMI 0.919, 0.905, 0.890).
+
+But a ranker is fitted once, on the features of the snapshots before the test window,
+and a refreshed encoder changes what those features mean (a new space, clusters
+numbered its own way). `refresh` (`Refresh`) says which space each snapshot is in:
+
+- `newest`: as above, each snapshot as its encoder embeds it;
+- `aligned`: the newest encoder, each new encoder's space rotated onto the previous
+  one's (orthogonal Procrustes on the entities both embed at the refresh time, the
+  previous encoder's read window having ended before it), clusters assigned with the
+  first encoder's prototypes (`evaluation.snapshot_alignment`);
+- `serving`: backfill: every snapshot embedded by the one encoder that serves the
+  ranker, the run picked for the first snapshot. A ranker may only read an encoder that
+  read nothing at or after its earliest fit example (`HirLookup.fit_from`), and its
+  fit window starts at the first snapshot, so the serving encoder is the newest that
+  ended by then; backfilling with a later one would feed the ranker features of an
+  encoder that read its training labels. Later runs go unused until a ranker is refit
+  on examples after them, which the A/B's windows leave no room for.
+
+Measured in benchmarks/results/refresh_features.md.
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import numpy as np
+
 from hir_sdk.errors import InputError
+from hir_sdk.evaluation.snapshot_alignment import Space
 from hir_sdk.graph import TemporalGraph
-from hir_sdk.interests import embed_entities
+from hir_sdk.interests import EntityEmbeddings, embed_entities
 from hir_sdk.interests.arrivals import arrival_times, embed_arrivals, embed_on_creation
-from hir_sdk.ranking.hir_lookup import HirLookup
+from hir_sdk.interests.hierarchy import snapshot_nodes
+from hir_sdk.ranking.hir_lookup import HirLookup, read_until
 from hir_sdk.training.as_of import trained_until
 from hir_sdk.training.config import load_config
 from hir_sdk.training.embedder import Embedder
 
 DEFAULT_TYPES = ("user", "ad")
 DAY = 86_400
+
+
+class Refresh(enum.Enum):
+    """Which encoder's space each full snapshot is in, with several runs (see the module
+    docstring)."""
+
+    NEWEST = "newest"  # the newest run trained before it, as it is
+    ALIGNED = "aligned"  # the newest, rotated onto the first run's space
+    SERVING = "serving"  # one run for all: the newest trained before the first snapshot
+
+    @classmethod
+    def parse(cls, value: str | Refresh) -> Refresh:
+        try:
+            return cls(value)
+        except ValueError:
+            raise InputError(
+                f"unknown refresh policy {value!r}; choose from {[r.value for r in cls]}"
+            ) from None
+
+
+DEFAULT_REFRESH = Refresh.NEWEST
 
 
 RunPaths = str | Path | Sequence[str | Path]
@@ -107,22 +150,28 @@ def build_hir_lookup(
     arrivals_every: int | None = DAY,
     arrival_types: Sequence[str] = ("ad",),
     creation_latency: int | None = 60,
+    refresh: Refresh | str = DEFAULT_REFRESH,
     log: Callable[[str], None] | None = None,
 ) -> HirLookup:
     """Embed `node_types` at each refresh time with its run (one, or several: see the
-    module docstring), the `arrival_types` created since at every `arrivals_every`
-    seconds after it and, each once, `creation_latency` seconds after its creation (a
-    creation snapshot; None turns them off), and index the snapshots."""
+    module docstring and `refresh`), the `arrival_types` created since at every
+    `arrivals_every` seconds after it and, each once, `creation_latency` seconds after its
+    creation (a creation snapshot; None turns them off), and index the snapshots."""
     missing = [t for t in node_types if t not in graph.node_types]
     if missing:
         raise InputError(f"node types {missing} are not in the dataset {list(graph.node_types)}")
+    refresh = Refresh.parse(refresh)
     ends = _run_ends(run, graph)
     full = sorted(int(t) for t in (times if times is not None else _default_times(ends, graph)))
     encoders = _pick_encoders(ends, full)
+    if refresh is Refresh.SERVING:
+        encoders = [encoders[0]] * len(full)
     snapshots = []
     arrivals = [t for t in arrival_types if t in node_types]
     embedders: dict[Path, Embedder] = {}  # one loaded run and dataset per run
+    space: Space | None = None  # Refresh.ALIGNED: the first encoder's space
     stops = [*full[1:], graph.manifest.time.end]
+    previous: Path | None = None
     for as_of, stop, encoder in zip(full, stops, encoders, strict=True):
         if encoder not in embedders:
             embedders[encoder] = Embedder(encoder, data, as_of)
@@ -137,7 +186,10 @@ def build_hir_lookup(
             seed=seed,
             embedder=shared,
         )
-        snapshots.append(base)
+        if refresh is Refresh.ALIGNED:
+            space = _space_for(space, base, previous, embedders, as_of, list(node_types))
+            previous = encoder
+        snapshots.append(base if space is None else space.apply(base))
         if log is not None:
             log(f"HIR snapshot as of {base.meta['as_of_iso']} (encoder {encoder.name})")
         refreshes = (
@@ -159,9 +211,33 @@ def build_hir_lookup(
                     embedder=shared,
                 )
             )
-        arrived = [a for a in arrived if a is not None]
+        arrived = [a if space is None else space.apply(a) for a in arrived if a is not None]
         snapshots += arrived
         if log is not None and arrived:
             count = sum(len(a.table) for a in arrived)
             log(f"  {len(arrived)} arrival snapshots after it ({count:,} rows)")
     return HirLookup(graph, snapshots)
+
+
+def _space_for(
+    space: Space | None,
+    base: EntityEmbeddings,
+    previous: Path | None,
+    embedders: dict[Path, Embedder],
+    as_of: int,
+    node_types: list[str],
+) -> Space:
+    """The space `base` is aligned into: its own for the first snapshot; for a snapshot
+    of a new encoder, a rotation fitted on the entities of `base` that the `previous`
+    encoder embeds as of the same time (its read window ended before it)."""
+    if space is None or previous is None:
+        return Space.of(base, read_until(base.meta))
+    if Path(base.meta["run"]) == previous.resolve():
+        return space
+    old = embedders[previous].at(as_of)
+    nodes = old.entities(node_types)
+    # both embed every entity of node_types that exists at as_of, in the same order
+    z_old, _ = old.embed(nodes)
+    if not np.array_equal(nodes, snapshot_nodes(base, old.graph)):
+        raise RuntimeError("aligned snapshots disagree on the entities at one time")
+    return space.refreshed(base.embeddings(), z_old, read_until(base.meta))

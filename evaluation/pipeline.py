@@ -39,10 +39,10 @@ from hir_sdk import __version__
 from hir_sdk.errors import InputError
 from hir_sdk.evaluation.ab import MAX_BOOTSTRAP, ABResult, compare
 from hir_sdk.evaluation.examples import WINDOWS, Examples, build_examples
-from hir_sdk.evaluation.hir_snapshots import build_hir_lookup
+from hir_sdk.evaluation.hir_snapshots import DEFAULT_REFRESH, Refresh, build_hir_lookup
 from hir_sdk.evaluation.report import ModelCurves, Report, render_markdown
 from hir_sdk.evaluation.report_html import render_html
-from hir_sdk.evaluation.slices import test_slices
+from hir_sdk.evaluation.slices import slice_rules, test_slices
 from hir_sdk.graph import TemporalGraph, build_graph
 from hir_sdk.graph.owners import OwnersAsOf
 from hir_sdk.io.atomic import atomic_output_dir
@@ -70,12 +70,14 @@ class ABConfig:
     confidence: float = 0.95
     seed: int = 0
     sparse_user_events: int = 5
-    new_advertiser_days: int = 14  # the new-advertisers slice: owner younger than this
+    new_advertiser_days: int = 14  # the new ads / advertisers slices: first exposure younger
     xgboost: XGBoostConfig = field(default_factory=XGBoostConfig)
     tune: bool = True  # each XGBoost arm picks from xgboost_grid on validation
     xgboost_grid: tuple[dict, ...] = XGBOOST_GRID
     # encoder run(s) whose snapshots the HIR models read; several: refreshed encoders
     run: str | tuple[str, ...] | None = None
+    # with several runs, which encoder's space each snapshot is in (hir_snapshots.Refresh)
+    refresh: str = DEFAULT_REFRESH.value
     multistage: MultiStageConfig = field(default_factory=MultiStageConfig)
 
     def __post_init__(self) -> None:
@@ -84,6 +86,7 @@ class ABConfig:
                 raise InputError(f"unknown model {role!r}; choose from {list(MODELS)}")
         if self.control == self.treatment:
             raise InputError("control and treatment must be different models")
+        Refresh.parse(self.refresh)
         if self.new_advertiser_days < 1:
             raise InputError(f"new_advertiser_days must be >= 1, got {self.new_advertiser_days}")
         if not 1 <= self.n_bootstrap <= MAX_BOOTSTRAP:
@@ -225,7 +228,7 @@ def run_ab(
                 f"{' and '.join(config.hir_arms)} read HIR snapshots: give an encoder run "
                 "(--run RUN, trained with hir fit --until TIME before the window to rank)"
             )
-        hir = build_hir_lookup(config.run, data, graph)
+        hir = build_hir_lookup(config.run, data, graph, refresh=config.refresh)
     hir_s = time.perf_counter() - started - graph_s
     truth_dir = Path(truth) if truth is not None else data / "truth"
     run = run_ab_on_graph(graph, config, truth=truth_dir if truth_dir.is_dir() else None, hir=hir)
@@ -289,6 +292,7 @@ def run_ab_on_graph(
         min_events=config.sparse_user_events,
         new_days=config.new_advertiser_days,
         truth=truth,
+        owners=owners,
     )
     mark = time.perf_counter()
     ab: ABResult = compare(
@@ -310,6 +314,12 @@ def run_ab_on_graph(
         control=ModelCurves.of(config.control, y["test"], p[config.control]),
         treatment=ModelCurves.of(config.treatment, y["test"], p[config.treatment]),
         protocol=_protocol(graph, examples, models, config, hir),
+        slice_rules=slice_rules(
+            graph,
+            min_events=config.sparse_user_events,
+            new_days=config.new_advertiser_days,
+            planted=truth is not None,
+        ),
     )
     predictions = pl.DataFrame(
         {
@@ -371,6 +381,11 @@ def _protocol(
         on_creation = hir.created_rows
         encoders = (
             "each embedded by an encoder trained until its time"
+            + (
+                ", rotated onto the first encoder's space (Procrustes) with its clusters"
+                if hir.aligned
+                else ""
+            )
             if hir.refreshed
             else "all embedded by one encoder"
         )

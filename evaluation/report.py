@@ -38,6 +38,7 @@ class Report:
     control: ModelCurves
     treatment: ModelCurves
     protocol: dict[str, str] = field(default_factory=dict)
+    slice_rules: dict[str, str] = field(default_factory=dict)  # slice name -> its rule
 
 
 def _num(x: float, digits: int = 4) -> str:
@@ -103,6 +104,9 @@ def render_markdown(report: Report) -> str:
             f"{cells.get('ne', 'too few conversions')} | "
             f"{cells.get('auc', 'too few conversions')} |"
         )
+    if report.slice_rules:
+        lines += ["", "How each slice is defined:", ""]
+        lines += [f"- **{k}:** {v}" for k, v in report.slice_rules.items()]
     lines += [
         "",
         "## Calibration (reliability bins)",

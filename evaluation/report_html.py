@@ -151,6 +151,10 @@ def _slices_section(report: Report) -> list[str]:
             {1, 2, 3, 4},
         )
     )
+    if report.slice_rules:
+        out += ['<p class="note">How each slice is defined:</p>', "<ul>"]
+        out += [f"<li><b>{escape(k)}:</b> {escape(v)}</li>" for k, v in report.slice_rules.items()]
+        out.append("</ul>")
     return out
 
 

@@ -1,18 +1,30 @@
 """Slices of the test examples that teams ask about before a launch.
 
-- cold-start advertisers: the ad's owner is first seen in the log at or after the cutoff
-  (the test window's start);
-- new advertisers: the ad's owner was first seen less than `new_days` days before the
-  request (its age at the request, not at the cutoff): the cold-start advertisers and
-  those that arrived shortly before the test window. On `small` the cold-start slice
-  holds about 1,100 test examples and 8 conversions, so its interval is wide; the new
-  advertisers (14 days) about 4,600 and 36;
+"New" means new to the funnel: an entity's age is counted from its first **exposure**
+(an edge of role `exposure`, e.g. `user -impression-> ad`), never from its first edge of
+any kind. On a real log an advertiser appears through structural edges (it makes
+products that users buy) long before its first ad is shown; counted from its first edge
+it is never new, and the slices come out empty.
+
+- cold-start ads: the ad's first exposure is at or after the cutoff (the test window's
+  start);
+- new ads: the ad's first exposure is less than `new_days` days before the request (its
+  age at the request, not at the cutoff): the cold-start ads and those first shown
+  shortly before the test window;
+- cold-start advertisers, new advertisers: the same for the ad's owner as of the request
+  (`OwnersAsOf`), whose first exposure is the first exposure of any ad it owned at that
+  exposure's time (owners as of time, so an ad that moves to another owner does not
+  carry its past into the new owner's age). With no owner type in the manifest (as on
+  MovieLens-100K) each ad is its own owner: these would repeat the ad slices, and are
+  left out;
 - sparse users: fewer than `min_events` events (any type) before the cutoff;
 - one slice per planted super-interest of the ad, when the dataset has a `truth/` folder
   (synthetic worlds do; only evaluation ever reads it).
 
-The owners given are the examples' own, as of each request (`OwnersAsOf`), so no
-structural edge at or after a request decides its slice.
+A request at `t` is in a slice by edges before `t` only: an exposure at or after `t`
+only moves a first exposure that is already at or after `t`, which counts as new either
+way, and owners are read from structural edges before `t` (`OwnersAsOf`).
+`slice_rules` states each rule in words for the report.
 """
 
 from __future__ import annotations
@@ -23,20 +35,50 @@ import numpy as np
 import polars as pl
 
 from hir_sdk.graph import TemporalGraph
+from hir_sdk.graph.owners import NO_OWNER, OwnersAsOf
 
 _LATE = np.iinfo(np.int64).max
 DAY = 86_400
+COLD_ADS, COLD_OWNERS = "cold-start ads", "cold-start advertisers"
 
 
-def first_seen(graph: TemporalGraph) -> np.ndarray:
-    """(N,) time of each node's first incident edge (either direction), or int64 max."""
-    out = np.full(graph.num_nodes, _LATE, dtype=np.int64)
-    for ptr, eid in ((graph.out_ptr, graph.out_eid), (graph.in_ptr, graph.in_eid)):
-        has = ptr[1:] > ptr[:-1]
-        first = np.full(graph.num_nodes, _LATE, dtype=np.int64)
-        first[has] = graph.ts[eid[ptr[:-1][has]]]  # runs are in time order
-        np.minimum(out, first, out=out)
+def new_ads_name(new_days: int) -> str:
+    return f"new ads (first exposure < {new_days} days before the request)"
+
+
+def new_owners_name(new_days: int) -> str:
+    return f"new advertisers (first exposure < {new_days} days before the request)"
+
+
+def sparse_name(min_events: int) -> str:
+    return f"sparse users (< {min_events} events before cutoff)"
+
+
+def _exposures(graph: TemporalGraph) -> tuple[np.ndarray, np.ndarray]:
+    """`(ad, ts)` of every exposure edge, in time order."""
+    mask = np.isin(graph.etype, graph.role_codes("exposure"))
+    return graph.dst[mask], graph.ts[mask]
+
+
+def _first_by(node: np.ndarray, ts: np.ndarray, num_nodes: int) -> np.ndarray:
+    out = np.full(num_nodes, _LATE, dtype=np.int64)
+    np.minimum.at(out, node, ts)
     return out
+
+
+def first_exposure(graph: TemporalGraph) -> np.ndarray:
+    """(N,) time of each node's first exposure as the exposed end (the ad), or int64 max."""
+    ad, ts = _exposures(graph)
+    return _first_by(ad, ts, graph.num_nodes)
+
+
+def owner_first_exposure(graph: TemporalGraph, owners: OwnersAsOf) -> np.ndarray:
+    """(N,) time of each owner's first exposure: of any ad it owned at that exposure's
+    time; int64 max for nodes never exposed through an ad they owned."""
+    ad, ts = _exposures(graph)
+    owner = owners.at(ad, ts)
+    known = owner != NO_OWNER
+    return _first_by(owner[known], ts[known], graph.num_nodes)
 
 
 def events_before(graph: TemporalGraph, cutoff: int) -> np.ndarray:
@@ -71,6 +113,43 @@ def truth_super_interest(
     return super_of[ads], names
 
 
+def _has_owner_type(graph: TemporalGraph) -> bool:
+    return graph.manifest.owner_type is not None
+
+
+def slice_rules(
+    graph: TemporalGraph, *, min_events: int = 5, new_days: int = 14, planted: bool = False
+) -> dict[str, str]:
+    """Slice name -> its rule in words, for the slices `test_slices` returns on `graph`
+    (super-interest slices, with `planted` truth, under one entry), so the report says
+    how each is defined."""
+    first = "first exposure (an edge of role exposure)"
+    rules = {
+        COLD_ADS: f"the ad's {first} is at or after the test start",
+        new_ads_name(new_days): f"the ad's {first} is less than {new_days} days before the "
+        "request (its age at the request)",
+    }
+    if _has_owner_type(graph):
+        owner = graph.manifest.owner_type
+        whose = (
+            f"the ad's {owner} (as of the request); a {owner}'s first exposure is the first "
+            f"exposure of any ad it owned at that exposure's time"
+        )
+        rules[COLD_OWNERS] = f"{whose}, at or after the test start"
+        rules[new_owners_name(new_days)] = f"{whose}, less than {new_days} days before the request"
+    else:
+        rules["advertisers"] = (
+            "no owner type in the manifest: each ad is its own owner, so the advertiser "
+            "slices would equal the ad slices and are left out"
+        )
+    rules[sparse_name(min_events)] = (
+        f"the user has fewer than {min_events} edges of any type before the test start"
+    )
+    if planted:
+        rules["super-interest: ..."] = "the ad's planted super-interest (synthetic worlds only)"
+    return rules
+
+
 def test_slices(
     graph: TemporalGraph,
     user: np.ndarray,
@@ -82,21 +161,23 @@ def test_slices(
     min_events: int = 5,
     new_days: int = 14,
     truth: Path | None = None,
+    owners: OwnersAsOf | None = None,
 ) -> dict[str, np.ndarray]:
-    """Name -> boolean mask over the examples (`ts`: each example's request time)."""
+    """Name -> boolean mask over the examples (`ts`: each example's request time; `owner`:
+    each ad's owner as of it, from `owners`, built here when not given)."""
     if new_days < 1:
         raise ValueError(f"test_slices: new_days must be >= 1, got {new_days}")
-    seen = first_seen(graph)
-    owned = owner >= 0  # an ad without an owner is in neither advertiser slice
-    owner_seen = np.where(owned, seen[np.maximum(owner, 0)], _LATE)
-    slices = {
-        "cold-start advertisers": owned & (owner_seen >= cutoff),
-        f"new advertisers (first seen < {new_days} days before the request)": (
-            owned & (owner_seen > np.asarray(ts, dtype=np.int64) - new_days * DAY)
-        ),
-        f"sparse users (< {min_events} events before cutoff)": events_before(graph, cutoff)[user]
-        < min_events,
-    }
+    ts = np.asarray(ts, dtype=np.int64)
+    recent = ts - new_days * DAY
+    ad_first = first_exposure(graph)[ad]
+    slices = {COLD_ADS: ad_first >= cutoff, new_ads_name(new_days): ad_first > recent}
+    if _has_owner_type(graph):
+        owned = owner >= 0  # an ad without an owner is in neither advertiser slice
+        first = owner_first_exposure(graph, owners if owners is not None else OwnersAsOf(graph))
+        owner_first = np.where(owned, first[np.maximum(owner, 0)], _LATE)
+        slices[COLD_OWNERS] = owned & (owner_first >= cutoff)
+        slices[new_owners_name(new_days)] = owned & (owner_first > recent)
+    slices[sparse_name(min_events)] = events_before(graph, cutoff)[user] < min_events
     planted = truth_super_interest(graph, truth, ad) if truth is not None else None
     if planted is not None:
         codes, names = planted

@@ -39,21 +39,25 @@ from hir_sdk.interests.hierarchy import snapshot_nodes
 from hir_sdk.schema.manifest import iso_time
 
 UNKNOWN = np.iinfo(np.int64).max
+# metadata key of a snapshot aligned onto an earlier encoder's space
+# (`evaluation.snapshot_alignment`): the end of what the encoders it was aligned through read
+ALIGNED_READ_UNTIL = "aligned_read_until"
 
 
 def _arrival(snapshot: EntityEmbeddings) -> bool:
     return ARRIVALS_SINCE in snapshot.meta
 
 
-def _read_until(snapshot: EntityEmbeddings) -> int:
-    """The end of everything the snapshot's encoder read: its training window and, for a
-    run that chose its checkpoint on validation, that window too; UNKNOWN when the
-    snapshot does not record both."""
-    meta = snapshot.meta
+def read_until(meta: dict) -> int:
+    """The end of everything a snapshot (its `meta`) was made from: its encoder's
+    training window and, for a run that chose its checkpoint on validation, that window
+    too, and for an aligned snapshot what the encoders it was aligned through read;
+    UNKNOWN when the snapshot does not record the first two."""
     if "trained_until" not in meta or "selected_until" not in meta:
         return UNKNOWN
     trained, selected = int(meta["trained_until"]), meta["selected_until"]
-    return trained if selected is None else max(trained, int(selected))
+    end = trained if selected is None else max(trained, int(selected))
+    return max(end, int(meta.get(ALIGNED_READ_UNTIL, end)))
 
 
 class _RowIndex:
@@ -96,7 +100,7 @@ class HirLookup:
         self.snapshots = sorted(snapshots, key=lambda s: s.as_of)
         self.as_of = np.array([s.as_of for s in self.snapshots], dtype=np.int64)
         # per snapshot: the end of what its encoder read (UNKNOWN when not recorded)
-        self._ends = [_read_until(s) for s in self.snapshots]
+        self._ends = [read_until(s.meta) for s in self.snapshots]
         self.levels = levels.pop()
         self.dim = dims.pop()
         self.codebooks = int(self.snapshots[0].tokens().shape[1])
@@ -144,6 +148,11 @@ class HirLookup:
     def refreshed(self) -> bool:
         """Whether the full snapshots come from encoders trained until different times."""
         return len({self._ends[k] for k in self.full_indices}) > 1
+
+    @property
+    def aligned(self) -> bool:
+        """Whether snapshots were aligned onto an earlier encoder's space."""
+        return any(ALIGNED_READ_UNTIL in s.meta for s in self.snapshots)
 
     @property
     def fit_from(self) -> int:

@@ -16,6 +16,7 @@ import argparse
 import time
 
 from hir_sdk.cli.bounded_int import at_least
+from hir_sdk.evaluation.hir_snapshots import DEFAULT_REFRESH, Refresh
 from hir_sdk.evaluation.pipeline import MODELS, ABConfig, run_ab, write_report
 from hir_sdk.io import check_free
 
@@ -41,6 +42,13 @@ def register(commands: argparse._SubParsersAction) -> None:
         dest="encoder_run",
         help="HIR encoder run (hir fit --refresh --until ...) for xgboost+hir and "
         "multistage; repeat to add the later refresh runs",
+    )
+    parser.add_argument(
+        "--refresh",
+        choices=[r.value for r in Refresh],
+        default=DEFAULT_REFRESH.value,
+        help="with several --run: which encoder's space each HIR snapshot is in (see "
+        "docs/evaluation.md, Refreshed encoders)",
     )
     parser.add_argument("--bootstrap", type=at_least(1), default=200, help="user resamples")
     parser.add_argument("--seed", type=int, default=0)
@@ -76,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         run=None if args.encoder_run is None else tuple(args.encoder_run),
         tune=args.tune,
+        refresh=args.refresh,
     )
     result = run_ab(args.data, config, truth=args.truth)
     write_report(result, args.out, overwrite=args.overwrite, inputs=inputs)

@@ -39,6 +39,8 @@ def test_report_folder_has_every_artifact(run, tmp_path):
     for text in (
         "cold-start advertisers",
         "new advertisers",
+        "cold-start ads",
+        "How each slice is defined",
         "sparse users",
         "super-interest: fashion",
         "censored",
@@ -49,15 +51,19 @@ def test_report_folder_has_every_artifact(run, tmp_path):
 
 def test_slices_and_protocol(run):
     names = [s.name for s in run.report.ab.slices]
-    assert names[:3] == [
+    assert names[:5] == [
+        "cold-start ads",
+        "new ads (first exposure < 14 days before the request)",
         "cold-start advertisers",
-        "new advertisers (first seen < 14 days before the request)",
+        "new advertisers (first exposure < 14 days before the request)",
         "sparse users (< 5 events before cutoff)",
     ]
     assert sum(n.startswith("super-interest") for n in names) == 6
     total = sum(s.examples for s in run.report.ab.slices if s.name.startswith("super"))
     assert total == run.report.ab.examples  # every test ad has a planted super-interest
     assert "windows" in run.report.protocol and "attribution" in run.report.protocol
+    # the report says how each slice is defined
+    assert "first exposure" in run.report.slice_rules["cold-start advertisers"]
 
 
 def test_the_xgboost_arm_is_tuned_on_validation(run):

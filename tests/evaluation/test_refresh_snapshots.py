@@ -10,7 +10,15 @@ import pytest
 
 from hir_sdk.cli.main import main
 from hir_sdk.errors import InputError
-from hir_sdk.evaluation.hir_snapshots import build_hir_lookup, encoder_of_snapshots
+from hir_sdk.evaluation.hir_snapshots import (
+    DEFAULT_REFRESH,
+    Refresh,
+    build_hir_lookup,
+    encoder_of_snapshots,
+)
+from hir_sdk.evaluation.pipeline import ABConfig
+from hir_sdk.evaluation.snapshot_alignment import ALIGNED_TO
+from hir_sdk.ranking.hir_lookup import ALIGNED_READ_UNTIL, read_until
 from hir_sdk.training import TrainConfig, Trainer
 from tests.evaluation.conftest import EARLY, SMALL
 
@@ -24,18 +32,29 @@ def refresh_run(tiny_world: Path, tmp_path_factory: pytest.TempPathFactory) -> P
     return run
 
 
+WEEKLY = 7 * 86_400  # arrival snapshots every week (the default is daily)
+
+
+@pytest.fixture(scope="module")
+def lookups(tiny_world, tiny_graph, early_run, refresh_run):
+    """The two runs' snapshots under each refresh policy, with weekly arrivals."""
+    return {
+        r: build_hir_lookup(
+            [refresh_run, early_run], tiny_world, tiny_graph, arrivals_every=WEEKLY, refresh=r
+        )
+        for r in Refresh
+    }
+
+
 def test_each_snapshot_is_embedded_by_the_newest_encoder_before_it(
-    tiny_world, tiny_graph, early_run, refresh_run
+    tiny_world, tiny_graph, early_run, refresh_run, lookups
 ):
     t = tiny_graph.manifest.time
     # in either order; a time before every run's end falls back to the earliest-ending run
     times = [t.start + 3 * 86_400, EARLY, t.validation_start, t.test_start]
     expected = [early_run, early_run, refresh_run, refresh_run]
     assert encoder_of_snapshots([refresh_run, early_run], tiny_graph, times) == expected
-    weekly = 7 * 86_400  # arrival snapshots every week (the default is daily)
-    lookup = build_hir_lookup(
-        [refresh_run, early_run], tiny_world, tiny_graph, arrivals_every=weekly
-    )
+    lookup = lookups[Refresh.NEWEST]
     full = lookup.full_snapshots
     assert [s.as_of for s in full] == [EARLY, t.validation_start, t.test_start]
     assert [s.meta["trained_until"] for s in full] == [EARLY, *[t.validation_start] * 2]
@@ -55,6 +74,76 @@ def test_each_snapshot_is_embedded_by_the_newest_encoder_before_it(
     assert a.found.all() and b.found.all() and not np.allclose(a.z, b.z)
     later = lookup.lookup(users, at - 1)  # before the refresh: the first encoder's snapshot
     np.testing.assert_array_equal(later.z, single.lookup(users, at - 1).z)
+
+
+def _pairs(graph, at: int, k: int = 60) -> tuple[np.ndarray, np.ndarray]:
+    """`k` (user, ad) pairs of entities that exist at `at`."""
+    out = []
+    for kind in ("user", "ad"):
+        code = graph.type_code(kind)
+        nodes = np.arange(graph.type_offsets[code], graph.type_offsets[code + 1])
+        out.append(nodes[graph.created_ts[nodes] < at][:k])
+    n = min(len(out[0]), len(out[1]))
+    return out[0][:n], out[1][:n]
+
+
+def test_no_snapshot_holds_anything_read_at_or_after_its_time(lookups):
+    """Under every policy, each snapshot (full, arrival, creation) and each of its rows is
+    served from a time at or after the end of everything it was made from: its encoder's
+    training and checkpoint selection, and the encoders it was aligned through."""
+    for refresh, lookup in lookups.items():
+        for snap in lookup.snapshots:
+            end = read_until(snap.meta)
+            assert end <= snap.as_of, (refresh, snap.meta["as_of_iso"])
+            assert (snap.table["as_of"].to_numpy() >= end).all()
+
+
+def test_serving_embeds_every_snapshot_with_the_first_encoder(
+    tiny_world, tiny_graph, early_run, lookups
+):
+    serving, newest = lookups[Refresh.SERVING], lookups[Refresh.NEWEST]
+    assert {s.meta["trained_until"] for s in serving.snapshots} == {EARLY}
+    assert not serving.refreshed and serving.fit_from == newest.fit_from == EARLY
+    assert [s.as_of for s in serving.full_snapshots] == [s.as_of for s in newest.full_snapshots]
+    single = build_hir_lookup(early_run, tiny_world, tiny_graph, arrivals_every=None)
+    for a, b in zip(serving.full_snapshots, single.full_snapshots, strict=True):
+        np.testing.assert_array_equal(a.embeddings(), b.embeddings())
+
+
+def test_aligned_rotates_each_refreshed_encoder_onto_the_first(tiny_graph, early_run, lookups):
+    aligned, newest = lookups[Refresh.ALIGNED], lookups[Refresh.NEWEST]
+    serving = lookups[Refresh.SERVING]  # the first encoder's embeddings at the same times
+    t = tiny_graph.manifest.time
+    assert aligned.aligned and aligned.refreshed and aligned.fit_from == EARLY
+    assert len(aligned.snapshots) == len(newest.snapshots)
+    first = aligned.full_snapshots[0]
+    np.testing.assert_array_equal(first.embeddings(), newest.full_snapshots[0].embeddings())
+    for a, n, s in zip(aligned.snapshots, newest.snapshots, serving.snapshots, strict=True):
+        assert a.meta["trained_until"] == n.meta["trained_until"]  # the newest encoder's
+        assert a.meta[ALIGNED_TO] == str(early_run.resolve())
+        for level, p in enumerate(first.prototypes):  # clusters numbered as the first's
+            np.testing.assert_array_equal(a.prototypes[level], p)
+        if n.meta["trained_until"] == EARLY:
+            continue
+        assert a.meta[ALIGNED_READ_UNTIL] == t.validation_start
+        # closer to the first encoder's embedding of the same entities than unrotated
+        # (strictly: the fitted rotation is not the identity)
+        if ALIGNED_READ_UNTIL in a.meta and a.as_of in (t.validation_start, t.test_start):
+            gap = np.linalg.norm(a.embeddings() - s.embeddings())
+            assert gap < np.linalg.norm(n.embeddings() - s.embeddings())
+    # a rotation keeps every cosine: user-ad similarities are the newest encoder's
+    users, ads = _pairs(tiny_graph, t.test_start)
+    at = np.full(len(users), t.test_start)
+    za, zn = aligned.lookup(users, at), newest.lookup(users, at)
+    wa, wn = aligned.lookup(ads, at), newest.lookup(ads, at)
+    assert za.found.all() and wa.found.all()
+    np.testing.assert_allclose((za.z * wa.z).sum(axis=1), (zn.z * wn.z).sum(axis=1), atol=1e-5)
+
+
+def test_unknown_refresh_policies_are_refused():
+    with pytest.raises(InputError, match="unknown refresh policy 'latest'"):
+        ABConfig(refresh="latest")
+    assert ABConfig().refresh == DEFAULT_REFRESH.value
 
 
 def test_fit_window_follows_each_snapshots_encoder(tiny_world, tiny_graph, early_run, refresh_run):

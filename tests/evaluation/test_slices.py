@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -9,13 +11,23 @@ from hypothesis import strategies as st
 
 from hir_sdk.errors import InputError
 from hir_sdk.evaluation.pipeline import ABConfig
+from hir_sdk.evaluation.slices import slice_rules
 from hir_sdk.evaluation.slices import test_slices as slices_of
 from hir_sdk.graph.owners import OwnersAsOf, owner_of_nodes
+from hir_sdk.schema import EdgeTypeSpec
 from tests.conftest import T0
-from tests.hand_graph import IMPRESSION, RUNS, draw_owner_links, funnel_manifest, hand_graph
+from tests.hand_graph import (
+    IMPRESSION,
+    RUNS,
+    draw_owner_links,
+    edge_list,
+    funnel_manifest,
+    hand_graph,
+)
 
 DAY = 86_400
-NEW = "new advertisers (first seen < {} days before the request)"
+NEW_ADS = "new ads (first exposure < {} days before the request)"
+NEW = "new advertisers (first exposure < {} days before the request)"
 
 
 @pytest.fixture(scope="module")
@@ -27,35 +39,151 @@ def requests(tiny_graph):
     return g.src[keep], g.dst[keep], owners[g.dst[keep]], g.ts[keep]
 
 
-def _first_seen(g, node: int) -> int:
-    return int(g.ts[(g.src == node) | (g.dst == node)].min())
+def _first_exposures(g) -> tuple[dict[int, int], dict[int, int]]:
+    """First exposure of each ad, and of each owner (of an ad it owned at that time), by
+    a plain loop over the exposure edges."""
+    exposure = set(g.role_codes("exposure").tolist())
+    owners = OwnersAsOf(g)
+    ad_first, owner_first = {}, {}
+    for _, ad, etype, ts in edge_list(g):
+        if etype not in exposure:
+            continue
+        ad_first.setdefault(ad, ts)  # edges come in time order
+        owner = int(owners.at(np.array([ad]), ts)[0])
+        if owner >= 0:
+            owner_first.setdefault(owner, ts)
+    return ad_first, owner_first
 
 
-def test_new_and_cold_start_advertisers_match_the_edges(tiny_graph, requests):
+def test_new_and_cold_start_slices_match_the_edges(tiny_graph, requests):
     g = tiny_graph
     user, ad, owner, ts = requests
     cutoff = g.manifest.time.test_start
     got = slices_of(g, user, ad, owner, ts, cutoff=cutoff, new_days=7)
-    seen = {int(o): _first_seen(g, int(o)) for o in np.unique(owner)}
-    owner_seen = np.array([seen[int(o)] for o in owner])
+    ad_first, owner_first = _first_exposures(g)
+    late = np.iinfo(np.int64).max
+    ad_seen = np.array([ad_first.get(int(a), late) for a in ad])
+    owner_seen = np.array([owner_first.get(int(o), late) for o in owner])
+    assert np.array_equal(got["cold-start ads"], ad_seen >= cutoff)
+    assert np.array_equal(got[NEW_ADS.format(7)], ad_seen > ts - 7 * DAY)
     assert np.array_equal(got["cold-start advertisers"], owner_seen >= cutoff)
     new = got[NEW.format(7)]
     assert np.array_equal(new, owner_seen > ts - 7 * DAY)
     # the slice is about the advertiser's age at the request: it holds requests on both
     # sides of the cutoff, and not every request of a new advertiser stays new
     assert new[ts < cutoff].any() and new[ts >= cutoff].any() and not new.all()
-    assert 0 < got["cold-start advertisers"].sum()
+    assert 0 < got["cold-start advertisers"].sum() and 0 < got["cold-start ads"].sum()
+    # an advertiser is first exposed no later than its ads: a new ad's advertiser may be
+    # old, never the other way round
+    assert (got["cold-start ads"] >= got["cold-start advertisers"]).all()
     # a longer horizon keeps every new advertiser's request and adds older ones
     longer = slices_of(g, user, ad, owner, ts, cutoff=cutoff, new_days=30)[NEW.format(30)]
     assert (longer >= new).all() and longer.sum() > new.sum()
 
 
-def test_examples_without_an_owner_are_never_new(tiny_graph, requests):
+def _structural_first_graph(owner_type: str | None = "advertiser"):
+    """Advertisers that make products users buy (structural edges) long before their
+    first ad is shown: users 0-2, ads 3-6, products 7-8, advertisers 9-11."""
+    links = [
+        ("user", "impression", "ad", "exposure"),
+        ("user", "purchase", "product", "conversion"),
+        ("advertiser", "runs", "ad", "structural"),
+        ("advertiser", "makes", "product", "structural"),
+    ]
+    manifest = dataclasses.replace(
+        funnel_manifest(("user", "ad", "product", "advertiser")),
+        edge_types=tuple(EdgeTypeSpec(*link) for link in links),
+        owner_type=owner_type,
+    )
+    impression, purchase, runs, makes = range(4)
+    (u0, u1, u2), (a0, a1, a2, a3), (p0, p1), (adv0, adv1, adv2) = (
+        (0, 1, 2),
+        (3, 4, 5, 6),
+        (7, 8),
+        (9, 10, 11),
+    )
+
+    def at(days: float) -> int:
+        return T0 + int(days * DAY)
+
+    edges = [
+        (adv0, p0, makes, at(0)),
+        (u0, p0, purchase, at(0.5)),
+        (adv1, p1, makes, at(0)),
+        (u1, p1, purchase, at(1)),
+        (adv2, a3, runs, at(1)),  # adv2 sets up an ad long before it is shown
+        (adv0, a0, runs, at(1)),
+        (u0, a0, impression, at(2)),  # adv0's first exposure: day 2
+        (adv1, a2, runs, at(5)),
+        (u2, a2, impression, at(6.5)),  # adv1's first exposure: day 6.5
+        (adv0, a1, runs, at(7.5)),
+        # the requests (each an exposure)
+        (u2, a3, impression, at(8.1)),
+        (u0, a1, impression, at(8.2)),
+        (u1, a2, impression, at(8.5)),
+        (u0, a0, impression, at(9.0)),
+        (u1, a2, impression, at(9.6)),
+    ]
+    graph = hand_graph(manifest, (3, 4, 2, 3), edges)
+    requests = (
+        np.array([u2, u0, u1, u0, u1]),
+        np.array([a3, a1, a2, a0, a2]),
+        np.array([at(8.1), at(8.2), at(8.5), at(9.0), at(9.6)]),
+    )
+    return graph, requests, (adv0, adv1, adv2)
+
+
+def test_advertisers_seen_through_structural_edges_are_new_at_their_first_exposure():
+    g, (user, ad, ts), advertisers = _structural_first_graph()
+    cutoff = g.manifest.time.test_start
+    owners = OwnersAsOf(g)
+    owner = owners.at(ad, ts)
+    adv0, adv1, adv2 = advertisers
+    assert owner.tolist() == [adv2, adv0, adv1, adv0, adv1]
+    # every advertiser has an edge long before the test window: counted from its first
+    # edge of any kind, none would be new and these slices would be empty
+    for adv in advertisers:
+        assert g.ts[(g.src == adv) | (g.dst == adv)].min() <= T0 + DAY
+    got = slices_of(g, user, ad, owner, ts, cutoff=cutoff, new_days=3, owners=owners)
+    assert {k: v.tolist() for k, v in got.items() if "sparse" not in k} == {
+        # requests: adv2's ad a3 (shown first at day 8.1), adv0's new ad a1 (adv0 shown
+        # since day 2), adv1's a2 (shown since day 6.5) at days 8.5 and 9.6, adv0's a0
+        "cold-start ads": [True, True, False, False, False],
+        NEW_ADS.format(3): [True, True, True, False, False],
+        "cold-start advertisers": [True, False, False, False, False],
+        NEW.format(3): [True, False, True, False, False],
+    }
+    # the same slices when the owners are built inside
+    again = slices_of(g, user, ad, owner, ts, cutoff=cutoff, new_days=3)
+    assert {k: v.tolist() for k, v in again.items()} == {k: v.tolist() for k, v in got.items()}
+
+
+def test_without_an_owner_type_each_ad_is_its_own_owner():
+    g, (user, ad, ts), _ = _structural_first_graph(owner_type=None)
+    owner = OwnersAsOf(g).at(ad, ts)
+    assert np.array_equal(owner, ad)
+    got = slices_of(g, user, ad, owner, ts, cutoff=g.manifest.time.test_start, new_days=3)
+    assert not any("advertisers" in name for name in got)  # they would repeat the ads'
+    assert got["cold-start ads"].tolist() == [True, True, False, False, False]
+    rules = slice_rules(g, new_days=3)
+    assert "each ad is its own owner" in rules["advertisers"]
+    assert set(got) - set(rules) == set()
+
+
+def test_every_slice_has_a_rule(tiny_graph, requests):
+    got = slices_of(tiny_graph, *requests, cutoff=tiny_graph.manifest.time.test_start)
+    rules = slice_rules(tiny_graph)
+    assert set(got) <= set(rules) | {n for n in got if n.startswith("super-interest")}
+    assert "first exposure" in rules["cold-start advertisers"]
+
+
+def test_examples_without_an_owner_are_never_new_advertisers(tiny_graph, requests):
     g = tiny_graph
     user, ad, owner, ts = requests
     orphan = np.full_like(owner, -1)
     got = slices_of(g, user, ad, orphan, ts, cutoff=g.manifest.time.test_start)
     assert not got[NEW.format(14)].any() and not got["cold-start advertisers"].any()
+    assert got[NEW_ADS.format(14)].any()  # the ad slices do not need an owner
 
 
 def test_new_days_must_be_positive(tiny_graph, requests):

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hir_sdk.errors import InputError
 from hir_sdk.interests.arrivals import ARRIVALS_SINCE
 from hir_sdk.interests.hierarchy import snapshot_nodes, snapshot_rows
-from hir_sdk.ranking.hir_lookup import HirLookup, _RowIndex
+from hir_sdk.ranking.hir_lookup import ALIGNED_READ_UNTIL, HirLookup, _RowIndex
 from hir_sdk.training.as_of import run_selected_until, selected_until
 from hir_sdk.training.config import load_config
 
@@ -77,6 +77,9 @@ def _snapshot_metas(draw):
         trained = draw(st.integers(max(at - 5, 0), at + 8))
         selected = draw(st.one_of(st.none(), st.integers(trained, trained + 8)))
         ends = {"trained_until": trained * DAY, "selected_until": selected and selected * DAY}
+        if draw(st.booleans()):  # aligned onto an earlier encoder's space, through a
+            # chain of encoders that read until here
+            ends[ALIGNED_READ_UNTIL] = draw(st.integers(max(at - 5, 0), at + 8)) * DAY
         out.append({"as_of": at * DAY, **ends})
         stop = times[k + 1] if k + 1 < len(times) else at + 6
         for later in draw(st.sets(st.integers(at + 1, max(stop - 1, at + 1)), max_size=2)):
@@ -87,7 +90,8 @@ def _snapshot_metas(draw):
 
 def _read_until(meta: dict) -> int:
     selected = meta["selected_until"]
-    return meta["trained_until"] if selected is None else max(meta["trained_until"], selected)
+    own = meta["trained_until"] if selected is None else max(meta["trained_until"], selected)
+    return max(own, meta.get(ALIGNED_READ_UNTIL, own))
 
 
 @settings(max_examples=150, deadline=None)
@@ -98,7 +102,8 @@ def test_fit_from_is_where_no_example_reads_an_encoder_that_read_past_it(
     """By brute force over every time where the answer can change: an example at `x` reads
     the latest full snapshot at or before `x` and that snapshot's arrival snapshots up to
     `x`; it is clean when it reads some snapshot and none whose encoder read at or past
-    `x`. `fit_from` is the start of the clean tail."""
+    `x` (its own training and checkpoint selection, and for an aligned snapshot the
+    encoders it was aligned through). `fit_from` is the start of the clean tail."""
     snapshots = [dataclasses.replace(snapshot, meta={**snapshot.meta, **m}) for m in metas]
     lookup = HirLookup(tiny_graph, snapshots)
     full = sorted(m["as_of"] for m in metas if ARRIVALS_SINCE not in m)
