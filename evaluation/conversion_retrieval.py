@@ -101,22 +101,26 @@ def ranked_lists(
     top: int = max(K_VALUES),
     probes: int = PROBES,
     exclude_seen: bool = False,
+    window: str = "test",
 ) -> RankedLists:
     """The top `top` ads of each method (see the module) for each user who converts in
-    the test window."""
-    cutoff = graph.manifest.time.test_start
+    `window` ("test", or "validation" to choose settings without reading the test window),
+    ranked as of the window's start."""
+    cutoff = _window_start(graph, window)
     if snapshot.as_of > cutoff:
-        raise InputError("the snapshot is newer than the test start: it would see the test window")
+        raise InputError(
+            f"the snapshot is newer than the {window} start: it would see the {window} window"
+        )
     nodes = snapshot_nodes(snapshot, graph)
     row_of = snapshot_rows(snapshot, graph)
     ads = snapshot.of_type("ad")
     ad_nodes = nodes[ads]
-    test = build_examples(graph, "test").frame.filter(pl.col("label") == 1)
+    test = build_examples(graph, window).frame.filter(pl.col("label") == 1)
     truth = test.filter(pl.col("ad").is_in(ad_nodes) & pl.col("user").is_in(nodes))
     truth = truth.unique(["user", "ad"]).sort(["user", "ad"]).select("user", "ad")
     users = np.unique(truth["user"].to_numpy())
     if len(users) == 0:
-        raise InputError("no conversions in the test window by users of the snapshot")
+        raise InputError(f"no conversions in the {window} window by users of the snapshot")
     queries = row_of[users]
     z = snapshot.embeddings()
     size = int(snapshot.meta["bom"]["codewords"])
@@ -165,11 +169,12 @@ def conversion_recall(
     k_values: tuple[int, ...] = K_VALUES,
     probes: int = PROBES,
     exclude_seen: bool = False,
+    window: str = "test",
 ) -> ConversionRecall:
-    """recall@K of each method (see the module) for the test window's conversions: the
-    share of conversion pairs whose ad is in the user's top K."""
+    """recall@K of each method (see the module) for `window`'s conversions: the share of
+    conversion pairs whose ad is in the user's top K."""
     ranked = ranked_lists(
-        graph, snapshot, top=max(k_values), probes=probes, exclude_seen=exclude_seen
+        graph, snapshot, top=max(k_values), probes=probes, exclude_seen=exclude_seen, window=window
     )
     position = np.searchsorted(ranked.users, ranked.truth["user"].to_numpy())
     ad = ranked.truth["ad"].to_numpy()
@@ -180,6 +185,17 @@ def conversion_recall(
     return ConversionRecall(
         len(ranked.users), ranked.truth.height, len(ranked.ads), tuple(k_values), recall
     )
+
+
+def _window_start(graph: TemporalGraph, window: str) -> int:
+    """The start of the validation or test window: the time the lists are ranked at."""
+    starts = {
+        "validation": graph.manifest.time.validation_start,
+        "test": graph.manifest.time.test_start,
+    }
+    if window not in starts:
+        raise InputError(f"window must be one of {sorted(starts)}, got {window!r}")
+    return starts[window]
 
 
 def _seen_pairs(

@@ -120,7 +120,11 @@ class EngagementConfig:
     weight: float = 1.0
     roles: tuple[str, ...] = ("click", "engagement", "conversion")
     in_batch: float = 1.0  # weight of the in-batch softmax (see objectives)
+    # subtract each candidate's log sampling probability in that softmax (keeps popularity)
+    logq_correction: bool = False
     hard_negatives: bool = False  # a second negative from the destination's owner
+    # a second negative the source was exposed to without acting on (before hard_negatives)
+    exposed_negatives: bool = False
 
 
 @dataclass(frozen=True)

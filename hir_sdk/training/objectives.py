@@ -11,8 +11,10 @@ Self-distillation, per prototype level l (coarse to fine):
 Engagement prediction: for a timed edge (u, type r, v, t), both endpoints embedded as of
 t; `logit = s * <z_u * w_r, z_v> + b_r` (DistMult with a learned scale); positives are
 real training-window edges, negatives keep u and r and swap v for a random node of v's
-type (random) or another node of the same owner as v (hard: same advertiser; with
-`hard_negatives=False` a second random one, which leaves one advertiser's ads free to sit
+type (random) and a second one: another node of the same owner as v (`hard_negatives`:
+same advertiser), or a node of v's type that u was exposed to in the window without acting
+on it (`exposed_negatives`: the funnel's own negatives, an impression without a
+conversion), or else a second random one (which leaves one advertiser's ads free to sit
 together, as their shared interest wants). Binary
 cross-entropy on each, plus (`in_batch`) a softmax of each positive against the other
 pairs' destinations of its type: many negatives per step, as in two-tower training.
@@ -28,7 +30,7 @@ from torch import nn
 from torch.nn import functional as F  # noqa: N812
 
 from hir_sdk.errors import InputError
-from hir_sdk.graph.event_index import EventIndex
+from hir_sdk.graph.event_index import EventIndex, pair_keys, split_pair_keys
 from hir_sdk.graph.owners import NO_OWNER
 from hir_sdk.graph.temporal_graph import TemporalGraph
 
@@ -76,6 +78,10 @@ class EngagementSample:
     ts: np.ndarray  # (P,)
     random_neg: np.ndarray  # (P,)
     hard_neg: np.ndarray  # (P,)
+    # log of the probability that each candidate was drawn: the destinations (P,) as
+    # positives of the window's edges, the two negatives (2, P) from their pools
+    dst_log_q: np.ndarray | None = None
+    neg_log_q: np.ndarray | None = None
 
 
 class EngagementSampler:
@@ -89,9 +95,11 @@ class EngagementSampler:
         roles: tuple[str, ...],
         *,
         hard_negatives: bool = True,
+        exposed_negatives: bool = False,
     ) -> None:
         self.graph = graph
         self.hard_negatives = hard_negatives
+        self.exposed_negatives = exposed_negatives
         self.owners = owners
         codes = graph.role_codes(*roles)
         edges = np.arange(graph.window(window).start, graph.window(window).stop)
@@ -106,6 +114,12 @@ class EngagementSampler:
                 f"the {window} window has no engagement edges with roles "
                 f"{list(roles)} to learn or validate engagement prediction on"
             )
+        # how often each node is drawn as a destination (edges are drawn uniformly)
+        hits = np.bincount(graph.dst[self.edges], minlength=graph.num_nodes)
+        with np.errstate(divide="ignore"):
+            self._dst_log_q = np.log(hits / len(self.edges))
+        if exposed_negatives:
+            self._exposed = self._unconverted_exposures(window)
         # nodes grouped by owner, for hard negatives
         order = np.argsort(owners, kind="stable")
         self._by_owner = order
@@ -119,6 +133,16 @@ class EngagementSampler:
     def __len__(self) -> int:
         return len(self.edges)
 
+    def _unconverted_exposures(self, window: str) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct (src, dst) pairs of the window's exposure edges with no positive
+        edge in the window, sorted by source: what a user was shown and did not act on."""
+        g = self.graph
+        edges = np.arange(g.window(window).start, g.window(window).stop)
+        edges = edges[np.isin(g.etype[edges], g.role_codes("exposure"))]
+        shown = np.unique(pair_keys(g.src[edges], g.dst[edges], g.num_nodes))  # sorted
+        acted = pair_keys(g.src[self.edges], g.dst[self.edges], g.num_nodes)
+        return split_pair_keys(shown[~np.isin(shown, acted)], g.num_nodes)
+
     def sample(self, count: int, seed: int, step: int) -> EngagementSample:
         g = self.graph
         rng = np.random.default_rng([seed, step, 0xE6])
@@ -128,10 +152,14 @@ class EngagementSampler:
         lo, hi = self._born.rows_before(dst_type, ts)  # created before t
         hi = np.maximum(hi, lo + 1)
         random_neg = self._by_type[lo + (rng.random(count) * (hi - lo)).astype(np.int64)]
-        if self.hard_negatives:
-            hard_neg = self._same_owner(rng, dst, dst_type, ts, random_neg)
+        uniform = -np.log(hi - lo)
+        if self.exposed_negatives:
+            hard_neg, hard_log_q = self._exposed_to(rng, src, dst, ts, random_neg, uniform)
+        elif self.hard_negatives:
+            hard_neg, hard_log_q = self._same_owner(rng, dst, dst_type, ts, random_neg, uniform)
         else:  # a second random negative
             hard_neg = self._by_type[lo + (rng.random(count) * (hi - lo)).astype(np.int64)]
+            hard_log_q = uniform
         return EngagementSample(
             src=src,
             dst=dst,
@@ -139,7 +167,46 @@ class EngagementSampler:
             ts=ts,
             random_neg=random_neg,
             hard_neg=hard_neg,
+            dst_log_q=self._dst_log_q[dst],
+            neg_log_q=np.stack([uniform, hard_log_q]),
         )
+
+    def _exposed_to(
+        self,
+        rng: np.random.Generator,
+        src: np.ndarray,
+        dst: np.ndarray,
+        ts: np.ndarray,
+        fallback: np.ndarray,
+        fallback_log_q: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """A node of each destination's type that the source was exposed to in the window
+        without acting on it and that exists at `ts` (the `fallback` where the draw finds
+        none), and the log of its draw's probability."""
+        g, (shown_src, shown_dst) = self.graph, self._exposed
+        first = np.searchsorted(shown_src, src, side="left")
+        last = np.searchsorted(shown_src, src, side="right")
+        has = last > first
+        pick = np.where(
+            has,
+            shown_dst[
+                np.minimum(
+                    first + (rng.random(len(src)) * (last - first)).astype(np.int64),
+                    max(len(shown_dst) - 1, 0),
+                )
+            ]
+            if len(shown_dst)
+            else fallback,
+            fallback,
+        )
+        usable = (
+            has
+            & (g.node_type_of(pick) == g.node_type_of(dst))
+            & (pick != dst)
+            & (g.created_ts[pick] < ts)
+        )
+        log_q = -np.log(np.maximum(last - first, 1))
+        return np.where(usable, pick, fallback), np.where(usable, log_q, fallback_log_q)
 
     def _same_owner(
         self,
@@ -148,9 +215,10 @@ class EngagementSampler:
         dst_type: np.ndarray,
         ts: np.ndarray,
         fallback: np.ndarray,
-    ) -> np.ndarray:
-        """Another node of each destination's owner and type that exists at `ts`; the
-        `fallback` where there is none."""
+        fallback_log_q: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Another node of each destination's owner and type that exists at `ts` (the
+        `fallback` where there is none), and the log of its draw's probability."""
         g, count = self.graph, len(dst)
         owner = self.owners[dst]
         first = np.searchsorted(self._owner_sorted, owner, side="left")
@@ -167,7 +235,8 @@ class EngagementSampler:
             & (pick != dst)
             & (g.created_ts[pick] < ts)
         )
-        return np.where(usable, pick, fallback)
+        log_q = -np.log(np.maximum(last - first, 1))
+        return np.where(usable, pick, fallback), np.where(usable, log_q, fallback_log_q)
 
 
 def engagement_loss(
@@ -179,6 +248,7 @@ def engagement_loss(
     dst: torch.Tensor | None = None,
     dst_type: torch.Tensor | None = None,
     in_batch: float = 0.0,
+    log_q: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """`z` holds embeddings in blocks [src, dst, random_neg, hard_neg] of `count` rows.
     Returns (loss, positive logits, negative logits).
@@ -187,6 +257,13 @@ def engagement_loss(
     scores its own destination against every other pair's destination of the same node
     type (and its own two negatives), so one step contrasts `count` candidates, not two.
     `dst` (node ids) masks a destination that is another row's positive too.
+
+    The batch's destinations are drawn as often as they are engaged with, so the plain
+    softmax pushes popular destinations down (it learns how much more a user engages with
+    an item than everyone does). `log_q` = (log-probability of each destination's draw
+    (P,), of each negative's draw (2, P)) corrects that: each candidate's logit loses its
+    log-probability (the sampling-bias correction of Yi et al., 2019), so the softmax
+    estimates the one over all items, whose scores keep popularity.
     """
     zu, zv, zr, zh = z.split(count)
     pos = scorer(zu, etype, zv)
@@ -196,7 +273,7 @@ def engagement_loss(
         + F.binary_cross_entropy_with_logits(neg, torch.zeros_like(neg))
     ) / 2
     if in_batch > 0:
-        loss = loss + in_batch * _in_batch_softmax(scorer, zu, etype, zv, dst, dst_type, neg)
+        loss = loss + in_batch * _in_batch_softmax(scorer, zu, etype, zv, dst, dst_type, neg, log_q)
     return loss, pos, neg
 
 
@@ -208,9 +285,14 @@ def _in_batch_softmax(
     dst: torch.Tensor | None,
     dst_type: torch.Tensor | None,
     neg: torch.Tensor,
+    log_q: tuple[torch.Tensor, torch.Tensor] | None,
 ) -> torch.Tensor:
     count = len(zu)
     scores = scorer.pairwise(zu, etype, zv)
+    negs = neg.view(2, count).T  # (P, 2)
+    if log_q is not None:
+        scores = scores - log_q[0][None, :]
+        negs = negs - log_q[1].T
     own = torch.eye(count, dtype=torch.bool, device=zu.device)
     drop = torch.zeros_like(own)
     if dst_type is not None:
@@ -218,6 +300,6 @@ def _in_batch_softmax(
     if dst is not None:
         drop |= (dst[:, None] == dst[None, :]) & ~own
     scores = scores.masked_fill(drop, float("-inf"))
-    logits = torch.cat([scores, neg.view(2, count).T], dim=1)  # (P, P + 2)
+    logits = torch.cat([scores, negs], dim=1)  # (P, P + 2)
     target = torch.arange(count, device=zu.device)
     return F.cross_entropy(logits, target)

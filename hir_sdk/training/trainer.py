@@ -75,6 +75,7 @@ from hir_sdk.training.embed_nodes import embed_nodes
 from hir_sdk.training.encoder_setup import encoder_config, make_featurizer
 from hir_sdk.training.metrics_log import METRICS_FILE, metrics_up_to
 from hir_sdk.training.objectives import (
+    EngagementSample,
     EngagementSampler,
     EngagementScorer,
     distillation_loss,
@@ -171,9 +172,12 @@ class Trainer:
                 f"seeding {c.model.prototypes[0]} prototypes needs as many training anchors of "
                 f"the seeding types; the train window has {len(self.seed_anchors)}"
             )
-        hard = c.engagement.hard_negatives
+        negatives = {
+            "hard_negatives": c.engagement.hard_negatives,
+            "exposed_negatives": c.engagement.exposed_negatives,
+        }
         self.engage_train = EngagementSampler(
-            graph, self.owners, "train", c.engagement.roles, hard_negatives=hard
+            graph, self.owners, "train", c.engagement.roles, **negatives
         )
         if self.selects:
             val_anchors, val_cutoffs = anchors_from_events(graph, "validation")
@@ -181,7 +185,7 @@ class Trainer:
             pick = np.sort(pick[: c.eval_anchors])
             self.val_anchors, self.val_cutoffs = val_anchors[pick], val_cutoffs[pick]
             self.engage_val = EngagementSampler(
-                graph, self.owners, "validation", c.engagement.roles, hard_negatives=hard
+                graph, self.owners, "validation", c.engagement.roles, **negatives
             )
         torch.manual_seed(c.seed)
         self.model_config = encoder_config(graph, self.featurizer, c)
@@ -332,6 +336,7 @@ class Trainer:
             dst=dst,
             dst_type=types[count : 2 * count],
             in_batch=c.engagement.in_batch,
+            log_q=self._log_q(s, mine) if c.engagement.logq_correction else None,
         )
         cross = torch.zeros((), device=self.device)
         if c.distill.cross_weight > 0:
@@ -361,6 +366,13 @@ class Trainer:
                 temperature=c.content.temperature,
             )
         return _PairTerms(loss, pos, neg, cross, content, int(inputs.offsets[-1]))
+
+    def _log_q(self, s: EngagementSample, mine: slice) -> tuple[torch.Tensor, torch.Tensor]:
+        """The draws' log-probabilities of this rank's pairs (see `engagement_loss`)."""
+        return (
+            torch.from_numpy(s.dst_log_q[mine]).float().to(self.device),
+            torch.from_numpy(s.neg_log_q[:, mine]).float().to(self.device),
+        )
 
     def _losses(
         self, batch, seed: int, step: int, sampler: EngagementSampler, *, learn: bool = True

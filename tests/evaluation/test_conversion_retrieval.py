@@ -104,3 +104,27 @@ def test_other_scores_join_the_lists_with_the_same_candidates(tiny_graph, snapsh
     for user, ads in zip(ranked.users, relevant, strict=True):
         expected = ranked.truth.filter(pl.col("user") == user)["ad"].to_list()
         assert ads.tolist() == expected
+
+
+def test_the_validation_window_ranks_as_of_its_start_against_its_own_likes(tiny_graph, snapshot):  # noqa: F811
+    start = tiny_graph.manifest.time.validation_start
+    if snapshot.as_of > start:
+        with pytest.raises(InputError, match="newer than the validation start"):
+            conversion_recall(tiny_graph, snapshot, window="validation")
+        snapshot = dataclasses.replace(snapshot, meta={**snapshot.meta, "as_of": start})
+    ranked = ranked_lists(tiny_graph, snapshot, window="validation", exclude_seen=True)
+    truth = build_examples(tiny_graph, "validation").frame.filter(pl.col("label") == 1)
+    nodes = set(snapshot_nodes(snapshot, tiny_graph).tolist())
+    want = {(u, a) for u, a in zip(truth["user"], truth["ad"], strict=True) if u in nodes}
+    got = set(zip(ranked.truth["user"], ranked.truth["ad"], strict=True))
+    assert got and got <= want  # the validation window's likes, not the test window's
+    test = build_examples(tiny_graph, "test").frame.filter(pl.col("label") == 1)
+    assert got != set(zip(test["user"], test["ad"], strict=True))
+    # seen: each user's ads before the validation start, so none of them is listed
+    before = tiny_graph.ts < start
+    for i, u in enumerate(ranked.users):
+        earlier = set(tiny_graph.dst[before & (tiny_graph.src == u)].tolist())
+        listed = set(ranked.lists["exact k-NN on embeddings"][i].tolist()) - {-1}
+        assert not listed & earlier
+    with pytest.raises(InputError, match="window must be one of"):
+        conversion_recall(tiny_graph, snapshot, window="train")

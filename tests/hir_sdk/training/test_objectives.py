@@ -85,3 +85,81 @@ def test_sampler_negatives_exist_at_the_edge_time_and_hard_ones_share_the_owner(
     assert (g.created_ts[soft.hard_neg] < soft.ts).all()
     same_owner = owners[soft.hard_neg] == owners[soft.dst]
     assert same_owner.mean() < owned.mean() / 2  # a random node, not the owner's
+
+
+def test_log_q_correction_subtracts_each_candidates_draw_log_probability():
+    scorer, z, etype = _scorer(), _blocks(3), torch.tensor([0, 1, 0])
+    dst, dst_type = torch.tensor([10, 11, 12]), torch.tensor([1, 1, 1])
+    dst_log_q = torch.tensor([-1.0, -4.0, -2.5])
+    neg_log_q = torch.tensor([[-3.0, -3.0, -3.0], [-0.5, -3.0, -1.0]])
+    base, _, neg = engagement_loss(scorer, z, etype, 3, dst=dst, dst_type=dst_type)
+    loss, _, _ = engagement_loss(
+        scorer, z, etype, 3, dst=dst, dst_type=dst_type, in_batch=1.0, log_q=(dst_log_q, neg_log_q)
+    )
+    zu, zv, _, _ = z.split(3)
+    negs = neg.view(2, 3)
+    terms = []
+    for i in range(3):
+        logits = [
+            float(scorer(zu[i : i + 1], etype[i : i + 1], zv[j : j + 1])) - float(dst_log_q[j])
+            for j in range(3)
+        ]
+        logits += [float(negs[k, i]) - float(neg_log_q[k, i]) for k in range(2)]
+        terms.append(math.log(sum(math.exp(s) for s in logits)) - logits[i])
+    assert math.isclose(float(loss), float(base) + sum(terms) / 3, rel_tol=1e-5)
+    # a popular destination (high draw probability) gains less from the correction
+    plain, _, _ = engagement_loss(scorer, z, etype, 3, dst=dst, dst_type=dst_type, in_batch=1.0)
+    assert float(loss) != float(plain)
+
+
+def test_sampler_reports_each_draws_log_probability(tiny_graph):
+    from hir_sdk.graph.owners import owner_of_nodes
+    from hir_sdk.training.objectives import EngagementSampler
+
+    g = tiny_graph
+    roles = ("click", "engagement", "conversion")
+    for hard in (False, True):
+        sampler = EngagementSampler(g, owner_of_nodes(g), "train", roles, hard_negatives=hard)
+        s = sampler.sample(512, seed=5, step=2)
+        hits = np.bincount(g.dst[sampler.edges], minlength=g.num_nodes)
+        np.testing.assert_allclose(s.dst_log_q, np.log(hits[s.dst] / len(sampler.edges)))
+        # a random negative: uniform over the nodes of the destination's type born before t
+        kind = g.node_type_of(s.dst)
+        alive = [
+            ((g.node_type_of(np.arange(g.num_nodes)) == k) & (g.created_ts < t)).sum()
+            for k, t in zip(kind, s.ts, strict=True)
+        ]
+        np.testing.assert_allclose(s.neg_log_q[0], -np.log(np.maximum(alive, 1)))
+        assert s.neg_log_q.shape == (2, 512) and (s.neg_log_q <= 0).all()
+        if not hard:
+            np.testing.assert_allclose(s.neg_log_q[1], s.neg_log_q[0])
+
+
+def test_exposed_negatives_are_shown_to_the_source_and_not_acted_on(tiny_graph):
+    from hir_sdk.graph.owners import owner_of_nodes
+    from hir_sdk.training.objectives import EngagementSampler
+
+    g = tiny_graph
+    roles = ("click", "engagement", "conversion")
+    sampler = EngagementSampler(g, owner_of_nodes(g), "train", roles, exposed_negatives=True)
+    s = sampler.sample(512, seed=4, step=1)
+    window = np.arange(g.window("train").start, g.window("train").stop)
+    shown = window[np.isin(g.etype[window], g.role_codes("exposure"))]
+    shown_pairs = set(zip(g.src[shown].tolist(), g.dst[shown].tolist(), strict=True))
+    acted = set(zip(g.src[sampler.edges].tolist(), g.dst[sampler.edges].tolist(), strict=True))
+    unacted = {}
+    for pair in shown_pairs - acted:
+        unacted.setdefault(pair[0], set()).add(pair[1])
+    drawn = s.hard_neg != s.random_neg
+    assert drawn.mean() > 0.2  # most sources were shown something of that type
+    kind = g.node_type_of
+    for i in np.flatnonzero(drawn):
+        u, v = int(s.src[i]), int(s.hard_neg[i])
+        assert v in unacted[u] and kind(v) == kind(s.dst[i]) and v != s.dst[i]
+        assert g.created_ts[v] < s.ts[i]
+        # drawn uniformly among everything the source was shown and left, of any type
+        assert math.isclose(s.neg_log_q[1, i], -math.log(len(unacted[u])))
+    # the other draws keep the plain sampler's positives and random negatives
+    plain = EngagementSampler(g, owner_of_nodes(g), "train", roles).sample(512, seed=4, step=1)
+    for name in ("src", "dst", "ts", "random_neg"):
+        np.testing.assert_array_equal(getattr(s, name), getattr(plain, name))
