@@ -30,6 +30,7 @@ import contextlib
 import logging
 import sys
 import time
+import types
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,7 +90,8 @@ def _write_split(
 ) -> None:
     """RecBole benchmark files `peers.{train,valid,test}.inter` (the test file repeats the
     validation rows: RecBole wants three files, nothing reads the third), and for KGIN the
-    knowledge graph before `cutoff` with each movie linked to itself."""
+    knowledge graph before `cutoff` with each movie in it linked to itself (a movie with no
+    triple stays a plain item)."""
     folder.mkdir(parents=True)
     known_users, known_ads = set(train.user.tolist()), set(train.ad.tolist())
     likes = [
@@ -129,7 +131,8 @@ def _write_split(
                 )
             ],
         )
-        ads = sorted(known_ads)
+        # RecBole links a movie to its entity only if the entity is in the graph's triples
+        ads = sorted(known_ads & set(graph.src[structural].tolist()))
         _rows(
             folder / "peers.link",
             ["item_id:token", "entity_id:token"],
@@ -142,12 +145,27 @@ def compatibility() -> None:
     `np.float_` (and the like), names NumPy 2 removed: restore those old names, pointing at
     the types they always meant. Its graph models (LightGCN, KGIN) fill their adjacency
     through `dok_matrix._update`, a private method SciPy dropped: give it back as the bulk
-    dictionary update it was. Both only let RecBole run unchanged here."""
+    dictionary update it was. KGIN imports `scatter_mean` from `torch_scatter`, a compiled
+    extension with no build for this torch: provide it in plain torch. All only let
+    RecBole run unchanged here."""
     for old, new in (("float_", np.float64), ("complex_", np.complex128), ("unicode_", np.str_)):
         if old not in np.__dict__:
             setattr(np, old, new)
     if not hasattr(sp.dok_matrix, "_update"):
         sp.dok_matrix._update = lambda self, data: self._dict.update(data)
+    if "torch_scatter" not in sys.modules:
+        sys.modules["torch_scatter"] = types.SimpleNamespace(scatter_mean=_scatter_mean)
+
+
+def _scatter_mean(src: torch.Tensor, index: torch.Tensor, dim_size: int, dim: int = 0):
+    """`torch_scatter.scatter_mean` along dim 0 (the one use KGIN makes of that compiled
+    extension, which has no build for this torch): the mean of the rows of `src` sent to
+    each of `dim_size` slots, 0 for a slot none is sent to."""
+    if dim != 0:
+        raise ValueError("scatter_mean: only dim 0 is provided")
+    total = src.new_zeros((dim_size, *src.shape[1:])).index_add_(0, index, src)
+    count = torch.bincount(index, minlength=dim_size).clamp(min=1).to(src.dtype)
+    return total / count.view(-1, *([1] * (src.dim() - 1)))
 
 
 def _config(model: str, folder: Path, *, epochs: int, seed: int):
