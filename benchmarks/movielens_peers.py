@@ -236,7 +236,8 @@ def main() -> int:
     lines = [
         f"### MovieLens-100K, HIR retrieval vs peers ({hir_part}, seed {args.seed})",
         "",
-        f"command: `python benchmarks/movielens_peers.py --steps {args.steps}"
+        "command: `python benchmarks/movielens_peers.py"
+        f"{'' if args.peers_only or args.hir_run else f' --steps {args.steps}'}"
         f"{f' --seed {args.seed}' if args.seed else ''}{flags}`",
         "",
         f"{len(queries.users):,} users who like {queries.truth.height:,} movies in the test "
