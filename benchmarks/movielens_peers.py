@@ -177,10 +177,13 @@ def main() -> int:
     recbole = [m for m in args.recbole.split(",") if m]
     unknown = sorted(set(recbole) - set(RECBOLE_PEERS))
     if unknown:
-        raise InputError(f"--recbole: unknown peers {unknown}; choose from {list(RECBOLE_PEERS)}")
+        parser.error(f"--recbole: unknown peers {unknown}; choose from {list(RECBOLE_PEERS)}")
     if args.peers_only and args.hir_run:
-        raise InputError("--peers-only and --hir-run exclude each other")
-    caps = epoch_caps(args.max_epochs, recbole)
+        parser.error("--peers-only and --hir-run exclude each other")
+    try:
+        caps = epoch_caps(args.max_epochs, recbole)
+    except InputError as error:
+        parser.error(str(error))
     torch.set_num_threads(args.threads)
     timings: dict[str, float] = {}
     epochs: dict[str, str] = {}
