@@ -1,25 +1,29 @@
 """MovieLens-100K: HIR retrieval side by side with established peer recommenders run from
-their own package, on the same time split and the same candidates.
+their own packages, on the same time split, the same candidates and the same metrics.
 
-    pip install implicit==0.7.3        # the peers (not a dependency of the SDK)
-    python benchmarks/movielens_peers.py [--steps 300] [--record FILE]
+    pip install -r benchmarks/requirements-peers.txt   # the peers (not SDK dependencies)
+    pip install --no-deps recbole==1.2.0
+    python benchmarks/movielens_peers.py [--steps 300] [--peers-only | --hir-run RUN]
+        [--recbole LightGCN,SASRec,KGIN] [--max-epochs 300] [--record FILE]
 
 - data: MovieLens-100K with its knowledge graph from the installed recbole files
   (`hir dataset movielens-100k`); windows at the 80% / 90% quantiles of the rating times;
 - queries: the users who like (rate 4 or 5) a movie in the test window; relevant: those
-  movies; candidates: every movie rated before the test start, minus the ones the user
-  rated before it (the same for every method);
-- HIR: the encoder `hir demo --dataset movielens-100k` trains (the first half of the
-  training window, with the movies' titles and genres as content and the knowledge graph
-  as structure), embedded as of the test start; ranked by exact k-NN, and by the BoM
+  movies; candidates: every movie that exists before the test start, minus the ones the
+  user rated before it (the same for every method; `peers/protocol.py`);
+- HIR (unless `--peers-only`): the encoder `hir demo --dataset movielens-100k
+  --refresh-steps 0` trains (the first half of the training window, with the movies'
+  titles and genres as content and the knowledge graph as structure), or the run given by
+  `--hir-run`, embedded as of the test start; ranked by exact k-NN, and by the BoM
   inverted index (plain and multi-probe, re-scored);
 - the multi-stage ranker (offline user model + online target-aware ranker, HIR features,
   fitted on the ratings after the encoder's window, selected on the validation window)
   re-ranking the exact k-NN top 100 by its calibrated like probability at the test start
   (so its recall@100 is the k-NN's);
-- peers, trained on every rating before the test start (confidence 1, plus 1 for a like):
-  `implicit`'s alternating least squares (Hu et al. 2008) and Bayesian personalized
-  ranking (Rendle et al. 2009), 64 factors, seeded, one thread; and the popularity list;
+- peers, trained on every rating before the test start: `implicit`'s ALS and BPR
+  (`peers/implicit_models.py`); RecBole's LightGCN (graph), SASRec (sequence) and KGIN
+  (knowledge graph: the same Freebase links), each epoch count chosen on the validation
+  window and refit (`peers/recbole_models.py`); and the popularity list;
 - recall@K and NDCG@K averaged over query users (`hir_sdk.evaluation.metrics`).
 """
 
@@ -27,19 +31,21 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 import polars as pl
-import scipy.sparse as sp
-from implicit.als import AlternatingLeastSquares
-from implicit.bpr import BayesianPersonalizedRanking
+import torch
+from peers.implicit_models import implicit_scores
+from peers.protocol import popularity_scores, query_lists, same_queries
+from peers.recbole_models import recbole_fit
 from publish import publish
-from threadpoolctl import threadpool_limits
 
 from hir_sdk.datasets import movielens_100k
+from hir_sdk.errors import InputError
 from hir_sdk.evaluation.conversion_retrieval import RankedLists, ranked_lists
 from hir_sdk.evaluation.examples import build_examples
 from hir_sdk.evaluation.hir_snapshots import build_hir_lookup
@@ -53,40 +59,7 @@ from hir_sdk.training import TrainConfig, Trainer
 from hir_sdk.training.as_of import training_midpoint
 
 K_VALUES = (10, 20, 100)
-
-
-def peer_scores(graph, ranked, *, factors: int, seed: int) -> dict[str, np.ndarray]:
-    """(U, A) scores of the implicit peers for the query users over the candidate ads."""
-    cutoff = graph.manifest.time.test_start
-    k = graph.edges_before(cutoff)
-    users = np.flatnonzero(np.isin(np.arange(graph.num_nodes), graph.src[:k]))
-    user_row = np.full(graph.num_nodes, -1)
-    user_row[users] = np.arange(len(users))
-    item_col = np.full(graph.num_nodes, -1)
-    item_col[ranked.ads] = np.arange(len(ranked.ads))
-    src, dst = graph.src[:k], graph.dst[:k]
-    keep = (user_row[src] >= 0) & (item_col[dst] >= 0)  # user -> candidate edges
-    matrix = sp.csr_matrix(
-        (np.ones(int(keep.sum()), np.float32), (user_row[src[keep]], item_col[dst[keep]])),
-        shape=(len(users), len(ranked.ads)),
-    )  # duplicates add up: a rating is 1, a rating plus a like 2
-    models = {
-        "implicit ALS (peer)": AlternatingLeastSquares(
-            factors=factors, regularization=0.05, iterations=15, random_state=seed, num_threads=1
-        ),
-        "implicit BPR (peer)": BayesianPersonalizedRanking(
-            factors=factors, iterations=100, random_state=seed, num_threads=1
-        ),
-    }
-    out = {}
-    rows = user_row[ranked.users]
-    for name, model in models.items():
-        with threadpool_limits(1, "blas"):  # implicit asks for it (its own threads do the work)
-            model.fit(matrix, show_progress=False)
-        u = np.asarray(model.user_factors)[rows]
-        v = np.asarray(model.item_factors)
-        out[name] = u @ v.T
-    return out
+RECBOLE_PEERS = ("LightGCN", "SASRec", "KGIN")
 
 
 def multistage_rerank(graph, hir: HirLookup, ranked: RankedLists, candidates: np.ndarray):
@@ -118,64 +91,171 @@ def multistage_rerank(graph, hir: HirLookup, ranked: RankedLists, candidates: np
     return np.take_along_axis(candidates, order, axis=1)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=300, help="encoder training steps")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--record")
-    args = parser.parse_args()
-    timings = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        data = write_world(movielens_100k(), Path(tmp) / "data")
-        graph = build_graph_from_dir(data)
-        t = graph.manifest.time
-        config = dataclasses.replace(
-            TrainConfig(),
-            steps=args.steps,
-            seed=args.seed,
-            eval_every=max(args.steps // 3, 1),
-            checkpoint_every=max(args.steps // 3, 1),
-            use_content=True,
-            train_until=str(training_midpoint(t)),  # as hir demo --refresh-steps 0
-            select="last",  # selecting on validation would read the rankers' window
-        )
+def train_hir(data: Path, out: Path, *, steps: int, seed: int, graph) -> Path:
+    """The encoder `hir demo --refresh-steps 0` trains: the first half of the training
+    window, content on, the last checkpoint."""
+    config = dataclasses.replace(
+        TrainConfig(),
+        steps=steps,
+        seed=seed,
+        eval_every=max(steps // 3, 1),
+        checkpoint_every=max(steps // 3, 1),
+        use_content=True,
+        train_until=str(training_midpoint(graph.manifest.time)),  # as hir demo --refresh-steps 0
+        select="last",  # selecting on validation would read the rankers' window
+    )
+    Trainer(data, out, config).fit(progress=False)
+    return out
+
+
+def hir_lists(args, data: Path, graph, tmp: Path, timings: dict) -> tuple[RankedLists, dict]:
+    """HIR's ranked lists (exact k-NN, BoM index, the multi-stage re-ranking) as of the
+    test start, from `--hir-run` or an encoder trained here."""
+    run = Path(args.hir_run) if args.hir_run else None
+    if run is None:
         started = time.perf_counter()
-        Trainer(data, Path(tmp) / "run", config).fit(progress=False)
+        run = train_hir(data, tmp / "run", steps=args.steps, seed=args.seed, graph=graph)
         timings["HIR encoder training"] = time.perf_counter() - started
-        hir = build_hir_lookup(Path(tmp) / "run", data, graph, seed=args.seed)
+    hir = build_hir_lookup(run, data, graph, seed=args.seed)
     ranked = ranked_lists(graph, hir.full_snapshots[-1], top=max(K_VALUES), exclude_seen=True)
-    started = time.perf_counter()
-    peers = peer_scores(graph, ranked, factors=64, seed=args.seed)
-    timings["both peers' training"] = time.perf_counter() - started
     lists = {f"HIR {name}": ids for name, ids in ranked.lists.items() if "popularity" not in name}
     started = time.perf_counter()
     lists["HIR exact k-NN top 100, re-ranked by the multi-stage ranker"] = multistage_rerank(
         graph, hir, ranked, ranked.lists["exact k-NN on embeddings"]
     )
     timings["multi-stage ranker fit + scoring"] = time.perf_counter() - started
-    lists |= {name: ranked.rank(scores, max(K_VALUES)) for name, scores in peers.items()}
-    lists["popularity (ratings before test)"] = ranked.lists["popularity (engagement before test)"]
-    relevant = ranked.relevant()
+    return ranked, lists
+
+
+def log(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def table_row(name: str, ids: np.ndarray, relevant: list[np.ndarray]) -> str:
+    """One Markdown row: recall@K and NDCG@K of the ranked lists `ids` (U, L)."""
+    got = [row[row >= 0] for row in ids]
+    cells = []
+    for k in K_VALUES:
+        cells += [f"{recall_at_k(got, relevant, k):.3f}", f"{ndcg_at_k(got, relevant, k):.3f}"]
+    return f"| {name} | " + " | ".join(cells) + " |"
+
+
+def epoch_caps(text: str, models: list[str]) -> dict[str, int]:
+    """`--max-epochs`: one cap for every RecBole peer, or `MODEL=N` pairs (others 300)."""
+    try:
+        if "=" not in text:
+            return dict.fromkeys(models, int(text))
+        pairs = dict(item.split("=") for item in text.split(","))
+        caps = {m: int(pairs.pop(m, 300)) for m in models}
+    except ValueError:
+        raise InputError(f"--max-epochs: a number or MODEL=N,..., got {text!r}") from None
+    if pairs:
+        raise InputError(f"--max-epochs: {sorted(pairs)} are not among --recbole {models}")
+    return caps
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=300, help="encoder training steps")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--peers-only", action="store_true", help="no HIR rows (no training)")
+    parser.add_argument("--hir-run", help="evaluate this encoder run instead of training one")
+    parser.add_argument(
+        "--recbole",
+        default=",".join(RECBOLE_PEERS),
+        help="RecBole peers to run, comma-separated (empty: none)",
+    )
+    parser.add_argument(
+        "--max-epochs",
+        default="300",
+        help="RecBole epoch cap: one number for all (RecBole's default 300) or "
+        "MODEL=N,... (e.g. LightGCN=30,SASRec=3)",
+    )
+    parser.add_argument("--threads", type=int, default=2, help="torch threads for RecBole")
+    parser.add_argument("--record")
+    args = parser.parse_args()
+    recbole = [m for m in args.recbole.split(",") if m]
+    unknown = sorted(set(recbole) - set(RECBOLE_PEERS))
+    if unknown:
+        parser.error(f"--recbole: unknown peers {unknown}; choose from {list(RECBOLE_PEERS)}")
+    if args.peers_only and args.hir_run:
+        parser.error("--peers-only and --hir-run exclude each other")
+    try:
+        caps = epoch_caps(args.max_epochs, recbole)
+    except InputError as error:
+        parser.error(str(error))
+    torch.set_num_threads(args.threads)
+    timings: dict[str, float] = {}
+    epochs: dict[str, str] = {}
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        data = write_world(movielens_100k(), tmp / "data")
+        graph = build_graph_from_dir(data)
+        queries = query_lists(graph)
+        lists: dict[str, np.ndarray] = {}
+        if not args.peers_only:
+            ranked, lists = hir_lists(args, data, graph, tmp, timings)
+            if not same_queries(ranked, queries):
+                raise RuntimeError("HIR's query users, candidates or truth differ from the peers'")
+        started = time.perf_counter()
+        scores = implicit_scores(graph, queries, factors=64, seed=args.seed)
+        timings["implicit ALS + BPR"] = time.perf_counter() - started
+        for name in recbole:
+            fit = recbole_fit(
+                name,
+                graph,
+                queries,
+                tmp / "recbole",
+                max_epochs=caps[name],
+                seed=args.seed,
+                log=log,
+            )
+            scores[fit.name] = fit.scores
+            ids = queries.rank(fit.scores, max(K_VALUES))
+            log(f"{table_row(fit.name, ids, queries.relevant())} ({fit.seconds:.0f} s)")
+            timings[f"RecBole {name} (selection + final fit)"] = fit.seconds
+            capped = " (the cap: still improving)" if fit.epochs == caps[name] else ""
+            epochs[name] = (
+                f"{fit.epochs} of at most {caps[name]}{capped}, validation NDCG@20 "
+                f"{fit.valid_score:.4f}"
+            )
+    top = max(K_VALUES)
+    lists |= {name: queries.rank(s, top) for name, s in scores.items()}
+    lists["popularity (ratings before test)"] = queries.rank(popularity_scores(graph, queries), top)
+    relevant = queries.relevant()
     header = " | ".join(f"recall@{k} | NDCG@{k}" for k in K_VALUES)
+    hir_part = (
+        "no HIR"
+        if args.peers_only
+        else (f"HIR run {args.hir_run}" if args.hir_run else f"{args.steps} encoder steps")
+    )
+    flags = (" --peers-only" if args.peers_only else "") + (
+        f" --hir-run {args.hir_run}" if args.hir_run else ""
+    )
+    if args.recbole != ",".join(RECBOLE_PEERS):
+        flags += f" --recbole '{args.recbole}'"
+    if args.max_epochs != "300":
+        flags += f" --max-epochs {args.max_epochs}"
     lines = [
-        f"### MovieLens-100K, HIR retrieval vs peers ({args.steps} encoder steps, seed "
-        f"{args.seed})",
+        f"### MovieLens-100K, HIR retrieval vs peers ({hir_part}, seed {args.seed})",
         "",
-        f"command: `python benchmarks/movielens_peers.py --steps {args.steps}"
-        f"{f' --seed {args.seed}' if args.seed else ''}`",
+        "command: `python benchmarks/movielens_peers.py"
+        f"{'' if args.peers_only or args.hir_run else f' --steps {args.steps}'}"
+        f"{f' --seed {args.seed}' if args.seed else ''}{flags}`",
         "",
-        f"{len(ranked.users):,} users who like {ranked.truth.height:,} movies in the test "
-        f"window; {len(ranked.ads):,} candidate movies, each user's earlier ratings left out.",
+        f"{len(queries.users):,} users who like {queries.truth.height:,} movies in the test "
+        f"window; {len(queries.ads):,} candidate movies, each user's earlier ratings left out.",
         "",
         f"| method | {header} |",
         "|---|" + "---:|" * (2 * len(K_VALUES)),
     ]
-    for name, ids in lists.items():
-        cells = []
-        for k in K_VALUES:
-            got = [row[row >= 0] for row in ids]
-            cells += [f"{recall_at_k(got, relevant, k):.3f}", f"{ndcg_at_k(got, relevant, k):.3f}"]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += [table_row(name, ids, relevant) for name, ids in lists.items()]
+    if epochs:
+        lines += [
+            "",
+            "RecBole epochs chosen on the validation window: "
+            + ", ".join(f"{name} {e}" for name, e in epochs.items()),
+        ]
     lines += ["", ", ".join(f"{name}: {s:.0f} s" for name, s in timings.items())]
     publish(lines, args.record)
     return 0
