@@ -46,10 +46,24 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "exposed negatives + logq": {
         "engagement": {"logq_correction": True, "exposed_negatives": True}
     },
-    "no content": {"use_content": False},
     "content weight 1": {"content": {"weight": 1.0}},
-    "no self-distillation": {"distill": {"weight": 0.0, "cross_weight": 0.0}},
+    "content weight 1 + logq": {
+        "content": {"weight": 1.0},
+        "engagement": {"logq_correction": True},
+    },
+    "content weight 1, no self-distillation + logq": {
+        "content": {"weight": 1.0},
+        "distill": {"weight": 0.0, "cross_weight": 0.0},
+        "engagement": {"logq_correction": True},
+    },
+    "no content": {"use_content": False},
+    "no content + logq": {"use_content": False, "engagement": {"logq_correction": True}},
     "engagement only": {"use_content": False, "distill": {"weight": 0.0, "cross_weight": 0.0}},
+    "engagement only + logq": {
+        "use_content": False,
+        "distill": {"weight": 0.0, "cross_weight": 0.0},
+        "engagement": {"logq_correction": True},
+    },
 }
 
 
