@@ -184,28 +184,14 @@ class EngagementSampler:
         without acting on it and that exists at `ts` (the `fallback` where the draw finds
         none), and the log of its draw's probability."""
         g, (shown_src, shown_dst) = self.graph, self._exposed
-        first = np.searchsorted(shown_src, src, side="left")
-        last = np.searchsorted(shown_src, src, side="right")
-        has = last > first
-        pick = np.where(
-            has,
-            shown_dst[
-                np.minimum(
-                    first + (rng.random(len(src)) * (last - first)).astype(np.int64),
-                    max(len(shown_dst) - 1, 0),
-                )
-            ]
-            if len(shown_dst)
-            else fallback,
-            fallback,
-        )
+        pick, size = _draw_in_group(rng, shown_src, shown_dst, src)
         usable = (
-            has
+            (size > 0)
             & (g.node_type_of(pick) == g.node_type_of(dst))
             & (pick != dst)
             & (g.created_ts[pick] < ts)
         )
-        log_q = -np.log(np.maximum(last - first, 1))
+        log_q = -np.log(np.maximum(size, 1))
         return np.where(usable, pick, fallback), np.where(usable, log_q, fallback_log_q)
 
     def _same_owner(
@@ -219,24 +205,30 @@ class EngagementSampler:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Another node of each destination's owner and type that exists at `ts` (the
         `fallback` where there is none), and the log of its draw's probability."""
-        g, count = self.graph, len(dst)
-        owner = self.owners[dst]
-        first = np.searchsorted(self._owner_sorted, owner, side="left")
-        last = np.searchsorted(self._owner_sorted, owner, side="right")
-        pick = self._by_owner[
-            np.minimum(
-                first + (rng.random(count) * (last - first)).astype(np.int64),
-                len(self._by_owner) - 1,
-            )
-        ]
+        g, owner = self.graph, self.owners[dst]
+        pick, size = _draw_in_group(rng, self._owner_sorted, self._by_owner, owner)
         usable = (
             (g.node_type_of(pick) == dst_type)
             & (owner != NO_OWNER)
             & (pick != dst)
             & (g.created_ts[pick] < ts)
         )
-        log_q = -np.log(np.maximum(last - first, 1))
+        log_q = -np.log(np.maximum(size, 1))
         return np.where(usable, pick, fallback), np.where(usable, log_q, fallback_log_q)
+
+
+def _draw_in_group(
+    rng: np.random.Generator, sorted_keys: np.ndarray, members: np.ndarray, keys: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each of `keys`, one of `members` drawn uniformly among those whose entry of
+    `sorted_keys` (aligned with `members`) equals it, and that group's size; where the
+    size is 0 the draw is meaningless and the caller must not use it."""
+    first = np.searchsorted(sorted_keys, keys, side="left")
+    size = np.searchsorted(sorted_keys, keys, side="right") - first
+    if len(members) == 0:
+        return np.zeros(len(keys), dtype=np.int64), size
+    at = first + (rng.random(len(keys)) * size).astype(np.int64)
+    return members[np.minimum(at, len(members) - 1)], size
 
 
 def engagement_loss(
