@@ -189,13 +189,10 @@ def conversion_recall(
 
 def _window_start(graph: TemporalGraph, window: str) -> int:
     """The start of the validation or test window: the time the lists are ranked at."""
-    starts = {
-        "validation": graph.manifest.time.validation_start,
-        "test": graph.manifest.time.test_start,
-    }
-    if window not in starts:
-        raise InputError(f"window must be one of {sorted(starts)}, got {window!r}")
-    return starts[window]
+    ranked = ("test", "validation")  # the train window starts with the data: no history
+    if window not in ranked:
+        raise InputError(f"window must be one of {sorted(ranked)}, got {window!r}")
+    return graph.manifest.time.window(window)[0]
 
 
 def _seen_pairs(
