@@ -7,7 +7,7 @@ truth     (user, ad) pairs with a conversion label in the test window (labels as
 BoM       the user's tokens query an inverted index over the snapshot's ads (weighted token
           overlap), candidates re-scored by embedding similarity
 probe     the same index queried with each codebook's `probes` nearest codewords of the
-          user's embedding (multi-probe), re-scored
+          user's embedding that some ad holds (multi-probe), re-scored
 exact     exact inner-product k-NN of the user's embedding over the ads
 popular   the ads most engaged with (any edge into them) before the test start, one list
 recall@K  share of truth pairs whose ad is in the user's top K
@@ -140,7 +140,7 @@ def ranked_lists(
     )
     scores = np.einsum("bd,mkd->bmk", z[queries], snapshot.quantizer.codebooks)
     probed = index.search(
-        probe_weights(scores, probes),
+        probe_weights(scores, probes, occupied=index.occupied()),
         wanted,
         query_embeddings=z[queries],
         num_candidates=wide,

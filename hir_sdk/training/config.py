@@ -79,6 +79,9 @@ class DistillConfig:
     queue: int = 2048  # recent teacher embeddings the targets are balanced over, per type
     cross_weight: float = 1.0  # each end of an engagement edge predicts the other's clusters
     mask_anchor_id: bool = True  # the student does not see its anchor's id hash
+    # False: the cluster terms train the prototypes only (they read the embedding space
+    # that engagement shapes, and do not pull it towards balanced clusters)
+    shapes_encoder: bool = True
     # shares of `steps` after which the prototypes are re-seated on the teacher's
     # embeddings of `seed_rows` training anchors by hierarchical k-means
     seed_prototypes_at: tuple[float, ...] = (0.5, 0.8)

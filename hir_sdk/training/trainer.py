@@ -346,8 +346,9 @@ class Trainer:
                 *(q.split(count) for q in self._targets(zt, types[: 2 * count], step)),
                 strict=True,
             )
+            ends = z[: 2 * count] if c.distill.shapes_encoder else z[: 2 * count].detach()
             sims_src, sims_dst = zip(
-                *(x.split(count) for x in self._similarities(model, z[: 2 * count])), strict=True
+                *(x.split(count) for x in self._similarities(model, ends)), strict=True
             )
             tau = c.distill.student_temperature
             cross = (
@@ -381,7 +382,9 @@ class Trainer:
         student_inputs = self._inputs(batch.student)
         if c.distill.mask_anchor_id:
             student_inputs = _without_anchor_id(student_inputs)
-        student = self.student(student_inputs, self.impl)
+        # without `shapes_encoder` the anchors' views only place the prototypes
+        with torch.set_grad_enabled(torch.is_grad_enabled() and c.distill.shapes_encoder):
+            student = self.student(student_inputs, self.impl)
         teacher_inputs = self._inputs(batch.teacher)
         types = teacher_inputs.node_type[teacher_inputs.offsets[:-1]]
         with torch.no_grad():  # the teacher keeps its own type centres (not the student's)

@@ -166,6 +166,11 @@ class InvertedIndex:
     def num_tokens(self) -> int:
         return self.num_codebooks * self.codebook_size
 
+    def occupied(self) -> np.ndarray:
+        """(M, K) bool: the codewords some indexed item holds (what multi-probe queries
+        may probe, `probe_weights(..., occupied=)`)."""
+        return (np.diff(self.offsets) > 0).reshape(self.num_codebooks, self.codebook_size)
+
     def postings(self, token: int) -> np.ndarray:
         """(df,) int64 rows of the items holding global token `token` in [0, M*K)."""
         if not 0 <= token < self.num_tokens:

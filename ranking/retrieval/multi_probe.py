@@ -19,6 +19,11 @@ threshold is its minimum, so that codebook adds exactly its score minus a per-qu
 constant, as in plain asymmetric distance computation); P_m = 0 leaves codebook m out.
 `probe_weights` returns a dense (B, M*K) weight array, `probe_bags` the same bags as
 sparse `TokenBags`; `InvertedIndex.search` takes either.
+
+`occupied` ((M, K) bool, `InvertedIndex.occupied()`) leaves out the codewords no indexed
+item holds. A quantizer fitted on more than the indexed items (a snapshot's users and
+ads share one) has codewords in regions only the other entities fill; the codewords
+nearest a user's query are often such, and probing them finds no item at all.
 """
 
 from __future__ import annotations
@@ -33,17 +38,23 @@ from hir_sdk.ranking.retrieval.input_checks import ArrayLike, to_numpy
 from hir_sdk.ranking.retrieval.token_bags import TokenBags
 
 
-def probe_weights(codeword_scores: ArrayLike, probes: int | Sequence[int]) -> np.ndarray:
+def probe_weights(
+    codeword_scores: ArrayLike,
+    probes: int | Sequence[int],
+    *,
+    occupied: ArrayLike | None = None,
+) -> np.ndarray:
     """Dense multi-probe bags from (B, M, K) per-codeword query scores.
 
     Args:
         codeword_scores: (B, M, K) finite scores, higher = more relevant.
         probes: codewords probed per codebook, one int for all or M ints, each in [0, K).
+        occupied: (M, K) bool, the codewords that may be probed (see the module).
 
     Returns:
         (B, M*K) float32 weights >= 0 (0 = token not in the bag), token `m * K + c`.
     """
-    scores, per_level = _checked(codeword_scores, probes)
+    scores, per_level = _checked(codeword_scores, probes, occupied)
     num, levels, size = scores.shape
     weights = np.zeros_like(scores)  # (B, M, K)
     for m in np.flatnonzero(per_level):
@@ -56,12 +67,17 @@ def probe_weights(codeword_scores: ArrayLike, probes: int | Sequence[int]) -> np
     return weights.reshape(num, levels * size)
 
 
-def probe_bags(codeword_scores: ArrayLike, probes: int | Sequence[int]) -> TokenBags:
+def probe_bags(
+    codeword_scores: ArrayLike,
+    probes: int | Sequence[int],
+    *,
+    occupied: ArrayLike | None = None,
+) -> TokenBags:
     """The bags of `probe_weights` as `TokenBags`: only the probed tokens (at most
     sum_m P_m per query) instead of a dense (B, M*K) array, which is what makes few-probe
     queries cheap. `codeword_scores` may hold only the first codebooks (B, M', K), for
-    an index searched with `gather_codebooks <= M'`."""
-    scores, per_level = _checked(codeword_scores, probes)
+    an index searched with `gather_codebooks <= M'` (`occupied` may still be (M, K))."""
+    scores, per_level = _checked(codeword_scores, probes, occupied)
     num, _, size = scores.shape
     bags, tokens, weights = (
         [np.zeros(0, np.int64)],
@@ -88,9 +104,10 @@ def probe_bags(codeword_scores: ArrayLike, probes: int | Sequence[int]) -> Token
 
 
 def _checked(
-    codeword_scores: ArrayLike, probes: int | Sequence[int]
+    codeword_scores: ArrayLike, probes: int | Sequence[int], occupied: ArrayLike | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(B, M, K) float32 scores and (M,) probes per codebook, or `InputError`."""
+    """(B, M, K) float32 scores (the unoccupied codewords' below every other score of
+    the query) and (M,) probes per codebook, or `InputError`."""
     scores = to_numpy(codeword_scores)
     if scores.ndim != 3 or scores.dtype.kind != "f" or not np.isfinite(scores).all():
         raise InputError(
@@ -111,4 +128,12 @@ def _checked(
         raise InputError(
             f"probes must be one int or {levels} ints in [0, K = {size}), got {probes!r}"
         )
+    if occupied is not None:
+        held = to_numpy(occupied)
+        if held.dtype != np.bool_ or held.ndim != 2 or held.shape[1] != size:
+            raise InputError(f"occupied must be a bool (M, K = {size}) array, got {held.shape}")
+        if held.shape[0] < levels:
+            raise InputError(f"occupied has {held.shape[0]} codebooks, the scores {levels}")
+        floor = scores.min(axis=(1, 2), keepdims=True) - 1.0  # (B, 1, 1)
+        scores = np.where(held[None, :levels], scores, floor).astype(np.float32, copy=False)
     return scores, per_level

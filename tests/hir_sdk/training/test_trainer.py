@@ -10,6 +10,7 @@ import pytest
 
 from hir_sdk.cli.main import main
 from hir_sdk.errors import InputError
+from hir_sdk.sampling.loader import make_loader
 from hir_sdk.training import TrainConfig, Trainer
 from hir_sdk.training.checkpoint import load_checkpoint, state_hash
 from hir_sdk.training.config import DistillConfig, EngagementConfig, ModelSizes, config_from_dict
@@ -208,3 +209,29 @@ def test_a_run_is_never_written_into_its_data(tiny_world):
     with pytest.raises(InputError, match="lies inside the input"):
         Trainer(tiny_world, tiny_world / "run", CONFIG)
     assert not (tiny_world / "run").exists()
+
+
+@pytest.mark.parametrize("shapes", [True, False])
+def test_cluster_terms_shape_the_encoder_only_when_asked(tiny_world, tmp_path, shapes):
+    """With `distill.shapes_encoder = False` the self- and cross-distillation terms move
+    the prototypes and leave the encoder's gradient at zero (engagement weight 0 here);
+    with the default they move both."""
+    config = replace(
+        CONFIG,
+        engagement=replace(CONFIG.engagement, weight=0.0),
+        distill=replace(CONFIG.distill, shapes_encoder=shapes),
+    )
+    trainer = Trainer(tiny_world, tmp_path / "run", config)
+    batch = next(iter(make_loader(trainer.builder, trainer.schedule, epoch=0, start_batch=0)))
+    loss, metrics = trainer._losses(batch, config.seed, 0, trainer.engage_train)
+    assert metrics["distill"] > 0 and metrics["cross"] > 0
+    loss.backward()
+    prototypes = [p for n, p in trainer.student.named_parameters() if n.startswith("prototypes")]
+    encoder = [
+        p
+        for n, p in trainer.student.named_parameters()
+        if not n.startswith("prototypes") and p.grad is not None
+    ]
+    assert all(float(p.grad.abs().sum()) > 0 for p in prototypes)
+    moved = sum(float(p.grad.abs().sum()) for p in encoder)
+    assert (moved > 0) == shapes

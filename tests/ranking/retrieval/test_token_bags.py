@@ -119,3 +119,24 @@ def test_pad_key_sorts_last_and_decodes_empty() -> None:
     assert ordered_topk(keys, 2)[0, 1] == PAD_KEY
     scores, rows = decode_keys(keys)
     assert rows.tolist() == [[-1, 3]] and np.isneginf(scores).all()
+
+
+def test_probes_skip_codewords_no_item_holds() -> None:
+    """The items hold codewords 0 and 2 of each codebook; the query's best codewords are 1
+    and 3 (a region only users fill). Unmasked, one probe per codebook finds no item;
+    with `occupied` it probes the best held codeword and finds the items holding it."""
+    codes = np.array([[0, 2], [2, 0], [2, 2]])  # (3 items, M=2)
+    index = InvertedIndex.build(np.array([10, 11, 12]), codes, 4, token_weighting="uniform")
+    held = index.occupied()
+    assert held.tolist() == [[True, False, True, False]] * 2
+    scores = np.array([[[0.1, 0.9, 0.3, 0.8], [0.2, 0.7, 0.1, 0.6]]], dtype=np.float32)
+    assert index.search(probe_weights(scores, 1), 3).ids[0].tolist().count(-1) == 3
+    dense = probe_weights(scores, 1, occupied=held)
+    # codebook 0: codeword 2 (0.3) above the next held one (0.1); codebook 1: codeword 0
+    np.testing.assert_allclose(dense[0], [0, 0, 0.2, 0, 0.1, 0, 0, 0], atol=1e-6)
+    sparse = probe_bags(scores[:, :1], 1, occupied=held)  # first codebook, (M, K) mask
+    assert sparse.tokens.tolist() == [2]
+    found = index.search(dense, 3)  # item 10 holds neither probed codeword
+    assert found.ids[0].tolist() == [11, 12, -1]  # 11 holds both, 12 the first
+    with pytest.raises(InputError, match="occupied"):
+        probe_weights(scores, 1, occupied=held[:, :3])
