@@ -1,18 +1,22 @@
 """The `hir` command line: one entry point, a sub-command per pipeline stage.
 
 User mistakes (`InputError`) print one clear message and exit with code 2; nothing is
-left half-written because every output is written atomically.
+left half-written because every output is written atomically. A reader that goes away
+(`hir graph info | head -1`) ends the command quietly with 141, as SIGPIPE would.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
 from hir_sdk import __version__
 from hir_sdk.cli import ab, dataset, demo, embed, export, fit, graph, synth
 from hir_sdk.errors import InputError
+
+BROKEN_PIPE = 128 + 13  # the status of a process ended by SIGPIPE
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,6 +38,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as err:
         print(f"hir {args.command}: error: {err}", file=sys.stderr)
         return err.exit_code
+    except BrokenPipeError:
+        # the rest of the output goes nowhere, so the interpreter's last flush cannot fail
+        # again on the closed pipe (the recipe of Python's `signal` documentation)
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return BROKEN_PIPE
 
 
 if __name__ == "__main__":  # pragma: no cover

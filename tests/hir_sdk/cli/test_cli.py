@@ -35,6 +35,29 @@ def test_synth_build_info_round_trip(tmp_path, capsys):
     assert "(user, impression, ad)" in table and "conversion rate" in table
 
 
+def test_a_closed_pipe_ends_quietly(tiny_world, tmp_path):
+    """`hir graph info GRAPH | head -1`: the reader is gone before the table is printed;
+    the command ends with 141 (as SIGPIPE would) and prints no traceback."""
+    import os
+
+    graph = tmp_path / "graph"
+    assert main(["graph", "build", "--data", str(tiny_world), "--out", str(graph)]) == 0
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "hir_sdk.cli.main", "graph", "info", str(graph)],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+    finally:
+        os.close(write)
+    assert result.returncode == 141
+    assert result.stderr == ""
+
+
 def test_synth_refuses_existing_output(tmp_path, capsys):
     out = tmp_path / "data"
     out.mkdir()
