@@ -6,17 +6,17 @@ advertiser and sparse-user slices.
     cd /work/main && .venv/bin/python benchmarks/ab_hir.py --scale small \\
         --record benchmarks/results/ab_hir.md
 
-Protocol: synthesize the world (`--seed`, default 0), train the encoder on the first half of the
-training window (`train_until` = its midpoint, start + 16 days; `--steps` 300, batch 64,
-content features, the default token width or `--dim`), embed users and ads at
-`train_until`, the validation start and the test start (one HIR lookup shared by both A/Bs), then
-`run_ab_on_graph` twice. Both arms of each A/B fit on the training examples after
-`train_until` (see docs/ranking.md). `--refresh`: two more encoders, trained from scratch
-until the validation start and until the test start, embed those snapshots, and every
-encoder keeps its last checkpoint (a refresh run: nothing after its `train_until` is
-read, not even for model selection). `--warm-start` starts each refresh run from the
-previous encoder's weights (`init_from`) and trains it `--refresh-steps` steps
-(`train_refreshed`, `hir_sdk.training.refresh_chain`).
+Protocol: synthesize the world (`--seed`, default 0), train the encoder on the first
+half of the training window (`train_until` = its midpoint, start + 16 days; `--steps`
+300, batch 64, content features, the default token width or `--dim`; `--config FILE`: a
+`hir fit` config instead), embed users and ads at `train_until`, the validation start and
+the test start (one HIR lookup shared by both A/Bs), then `run_ab_on_graph` twice. Both
+arms of each A/B fit on the training examples after `train_until` (see docs/ranking.md).
+`--refresh`: two more encoders, trained from scratch until the validation start and until
+the test start, embed those snapshots, and every encoder keeps its last checkpoint (a
+refresh run: nothing after its `train_until` is read, not even for model selection).
+`--warm-start` starts each refresh run from the previous encoder's weights (`init_from`)
+and trains it `--refresh-steps` steps (`train_refreshed`, `hir_sdk.training.refresh_chain`).
 Goal (issue 8): HIR features improve NE by >= 2% relative, more on cold-start
 advertisers, with intervals excluding zero.
 """
@@ -24,6 +24,7 @@ advertisers, with intervals excluding zero.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import tempfile
 import time
 from pathlib import Path
@@ -36,7 +37,7 @@ from hir_sdk.evaluation.pipeline import ABConfig, run_ab_on_graph, write_report
 from hir_sdk.graph import build_graph_from_dir
 from hir_sdk.schema.manifest import iso_time
 from hir_sdk.synth import SCALES, TRUTH_DIR, generate_world, write_world
-from hir_sdk.training import TrainConfig
+from hir_sdk.training import TrainConfig, load_config
 from hir_sdk.training.as_of import training_midpoint
 from hir_sdk.training.config import ModelSizes
 from hir_sdk.training.refresh_chain import refresh_ends, train_refreshed
@@ -74,6 +75,13 @@ def main() -> None:
         default=None,
         help="steps of a refresh run (default --steps)",
     )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help="a `hir fit` TOML config for the encoders (its steps and evaluation cadence "
+        "are replaced by --steps and the script's; default: TrainConfig with content on)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="the synthetic world's seed")
     parser.add_argument("--bootstrap", type=at_least(1), default=200)
     parser.add_argument("--out", type=Path, default=None, help="keep the work folder here")
@@ -98,13 +106,13 @@ def main() -> None:
     graph = build_graph_from_dir(work / "data")
     t = graph.manifest.time
     ends = refresh_ends(t, training_midpoint(t), refresh=args.refresh)
-    first = TrainConfig(
-        steps=args.steps,
-        batch_size=64,
-        eval_every=100,
-        checkpoint_every=100,
-        use_content=True,
-        model=ModelSizes(dim=args.dim),
+    base = (
+        load_config(args.config)
+        if args.config
+        else TrainConfig(use_content=True, model=ModelSizes(dim=args.dim))
+    )
+    first = dataclasses.replace(
+        base, steps=args.steps, batch_size=64, eval_every=100, checkpoint_every=100
     )
     runs = train_refreshed(
         work / "data",
@@ -124,6 +132,7 @@ def main() -> None:
         "",
         f"`python benchmarks/ab_hir.py --scale {args.scale} --steps {args.steps} "
         f"{'' if args.dim == ModelSizes.dim else f'--dim {args.dim} '}"
+        f"{f'--config {args.config} ' if args.config else ''}"
         f"{'--refresh ' if args.refresh else ''}{'--warm-start ' if args.warm_start else ''}"
         f"{f'--refresh-steps {args.refresh_steps} ' if args.refresh_steps else ''}"
         f"{f'--seed {args.seed} ' if args.seed else ''}"
