@@ -64,6 +64,31 @@ VARIANTS: dict[str, dict[str, Any]] = {
         "distill": {"weight": 0.0, "cross_weight": 0.0},
         "engagement": {"logq_correction": True},
     },
+    "engagement only + logq, content as input": {
+        "content": {"weight": 0.0},
+        "distill": {"weight": 0.0, "cross_weight": 0.0},
+        "engagement": {"logq_correction": True},
+    },
+    "self-distillation 0.2, no cross, no content + logq": {
+        "use_content": False,
+        "distill": {"weight": 0.2, "cross_weight": 0.0},
+        "engagement": {"logq_correction": True},
+    },
+    "read-only clusters, no content + logq": {
+        "use_content": False,
+        "distill": {"shapes_encoder": False},
+        "engagement": {"logq_correction": True},
+    },
+    "read-only clusters, content as input + logq": {
+        "content": {"weight": 0.0},
+        "distill": {"shapes_encoder": False},
+        "engagement": {"logq_correction": True},
+    },
+    "read-only clusters, content as input + logq + exposed negatives": {
+        "content": {"weight": 0.0},
+        "distill": {"shapes_encoder": False},
+        "engagement": {"logq_correction": True, "exposed_negatives": True},
+    },
 }
 
 

@@ -39,7 +39,7 @@ from tqdm import tqdm
 from hir_sdk import __version__
 from hir_sdk.errors import InputError
 from hir_sdk.graph import build_graph
-from hir_sdk.graph.owners import owner_of_nodes
+from hir_sdk.graph.owners import OwnersAsOf
 from hir_sdk.io.atomic import atomic_write_text
 from hir_sdk.io.output_folder import check_not_input, check_ours, claim_dir
 from hir_sdk.model import HierarchicalEncoder, Impl, choose_impl
@@ -130,7 +130,10 @@ class Trainer:
         dataset = load_dataset(data)
         self.graph = graph = training_graph(build_graph(dataset), c.train_until, c.select)
         self.selects = c.select == "validation"  # else a refresh run: best.pt = last.pt
-        self.owners = owner_of_nodes(graph)
+        # owners as of the end of the training window: hard negatives read no structural
+        # edge after it (the validation pairs read those of their own window)
+        owners, nodes, splits = OwnersAsOf(graph), np.arange(graph.num_nodes), graph.manifest.time
+        self.owners = owners.at(nodes, splits.validation_start)
         self.featurizer = make_featurizer(dataset, graph, c)
         self.sampler_config = sampler or SamplerConfig(seed=c.seed)
         self.builder = BatchBuilder(graph, self.sampler_config, featurizer=self.featurizer)
@@ -185,7 +188,11 @@ class Trainer:
             pick = np.sort(pick[: c.eval_anchors])
             self.val_anchors, self.val_cutoffs = val_anchors[pick], val_cutoffs[pick]
             self.engage_val = EngagementSampler(
-                graph, self.owners, "validation", c.engagement.roles, **negatives
+                graph,
+                owners.at(nodes, splits.test_start),
+                "validation",
+                c.engagement.roles,
+                **negatives,
             )
         torch.manual_seed(c.seed)
         self.model_config = encoder_config(graph, self.featurizer, c)

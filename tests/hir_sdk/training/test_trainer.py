@@ -235,3 +235,22 @@ def test_cluster_terms_shape_the_encoder_only_when_asked(tiny_world, tmp_path, s
     assert all(float(p.grad.abs().sum()) > 0 for p in prototypes)
     moved = sum(float(p.grad.abs().sum()) for p in encoder)
     assert (moved > 0) == shapes
+
+
+def test_hard_negatives_read_no_owner_link_after_the_training_window(tiny_world, tmp_path):
+    """The nodes created after the training window (ads, campaigns, products: their
+    advertiser links are dated then) have no owner in the trainer's table (hard
+    negatives are drawn by owner), though the end of the log gives them one; every other
+    node keeps its owner."""
+    import numpy as np
+
+    from hir_sdk.graph.owners import NO_OWNER, owner_of_nodes
+
+    trainer = Trainer(tiny_world, tmp_path / "run", CONFIG)
+    graph = trainer.graph
+    at_end, nodes = owner_of_nodes(graph), np.arange(graph.num_nodes)
+    late = graph.created_ts >= graph.manifest.time.validation_start
+    owned = late & (at_end != NO_OWNER) & (at_end != nodes)  # not advertisers themselves
+    assert owned.sum() > 0
+    assert (trainer.owners[owned] == NO_OWNER).all()
+    np.testing.assert_array_equal(trainer.owners[~late], at_end[~late])
