@@ -23,7 +23,7 @@ import numpy as np
 import polars as pl
 
 from hir_sdk.errors import InputError
-from hir_sdk.graph.owners import NO_OWNER, owner_of_nodes
+from hir_sdk.graph.owners import NO_OWNER, OwnersAsOf
 from hir_sdk.graph.temporal_graph import TemporalGraph
 from hir_sdk.interests.entity_embeddings import EntityEmbeddings
 
@@ -178,9 +178,10 @@ def served_primitives(
     snapshot: EntityEmbeddings, graph: TemporalGraph, level: int, owner_type: str | None = None
 ) -> pl.DataFrame:
     """The primitives each owner (advertiser) serves: owner_id, primitive, entities (its
-    own entities in the snapshot in that primitive, itself excluded) and their share."""
+    own entities in the snapshot in that primitive, itself excluded) and their share.
+    Owners are as of each row's `as_of` (no structural edge the snapshot could not see)."""
     nodes = snapshot_nodes(snapshot, graph)
-    owners = owner_of_nodes(graph, owner_type)[nodes]
+    owners = OwnersAsOf(graph, owner_type).at(nodes, snapshot.table["as_of"].to_numpy())
     owned = (owners != NO_OWNER) & (owners != nodes)
     if not owned.any():
         raise InputError("no entity in the snapshot has an owner to serve primitives for")

@@ -114,6 +114,17 @@ def test_served_primitives_equal_a_loop(snapshot, graph):
     assert np.allclose(shares, 1.0)
 
 
+def test_served_primitives_read_owners_as_of_the_rows(snapshot, graph):
+    """Rows dated before every structural edge have no owner yet: nothing is served."""
+    import dataclasses
+
+    from hir_sdk.errors import InputError
+
+    early = snapshot.table.with_columns(pl.lit(graph.manifest.time.start).alias("as_of"))
+    with pytest.raises(InputError, match="no entity in the snapshot has an owner"):
+        served_primitives(dataclasses.replace(snapshot, table=early), graph, 0)
+
+
 def test_nearest_equals_brute_force(snapshot):
     z = snapshot.embeddings()
     row = int(snapshot.of_type("ad")[0])
