@@ -18,6 +18,7 @@ import torch
 from hir_sdk.cli.bounded_int import at_least
 from hir_sdk.io import check_new, check_ours
 from hir_sdk.training import TrainConfig, Trainer, load_config
+from hir_sdk.training.content_agreement import CONTENT_AGREES
 from hir_sdk.training.distributed import init_from_env
 
 
@@ -90,4 +91,21 @@ def run(args: argparse.Namespace) -> int:
         )
         steps = f"trained {result.steps} steps on {trainer.world_size} rank(s)"
         print(f"{steps}; {kept}; run: {result.run}")
+        advice = content_advice(trainer)
+        if advice:
+            print(advice)
     return 0
+
+
+def content_advice(trainer: Trainer) -> str:
+    """A note when the content-similarity term is on but the entity text says little
+    about what users engage with (`training.content_agreement`); else ""."""
+    agreement, c = trainer.content_agreement, trainer.config
+    if agreement is None or agreement.pairs == 0 or agreement.agrees or c.content.weight == 0:
+        return ""
+    return (
+        f"note: content agreement {agreement.auc:.2f} (below {CONTENT_AGREES}): the entity "
+        "text says little about what users engage with here, and the content-similarity "
+        f"term (content.weight = {c.content.weight:g}) may cost more than it gives; see "
+        "docs/real-data.md for the settings to try"
+    )

@@ -59,6 +59,7 @@ from hir_sdk.training.as_of import selected_until, training_graph
 from hir_sdk.training.checkpoint import copy_checkpoint, load_checkpoint, save_checkpoint
 from hir_sdk.training.cluster_queue import ClusterQueue
 from hir_sdk.training.config import TrainConfig
+from hir_sdk.training.content_agreement import content_agreement
 from hir_sdk.training.content_similarity import ContentTargets, content_similarity_loss
 from hir_sdk.training.diagnostics import cluster_usage
 from hir_sdk.training.distributed import (
@@ -138,6 +139,10 @@ class Trainer:
         self.sampler_config = sampler or SamplerConfig(seed=c.seed)
         self.builder = BatchBuilder(graph, self.sampler_config, featurizer=self.featurizer)
         knowledge = self.featurizer.knowledge
+        # whether the text says what users engage with (recorded; see content_agreement)
+        self.content_agreement = (
+            content_agreement(graph, knowledge, seed=c.seed) if knowledge is not None else None
+        )
         self.content_targets = (
             ContentTargets.build(
                 graph,
@@ -514,6 +519,11 @@ class Trainer:
             "trained_until": self.trained_until,
             "selected_until": selected_until(c.select, self.graph.manifest.time),
         }
+        if self.content_agreement is not None:
+            meta["content_agreement"] = {
+                "auc": self.content_agreement.auc,
+                "pairs": self.content_agreement.pairs,
+            }
         atomic_write_text(self.run / "meta.json", json.dumps(meta, indent=2) + "\n")
 
     def _start_run(self) -> TextIO:

@@ -254,3 +254,32 @@ def test_hard_negatives_read_no_owner_link_after_the_training_window(tiny_world,
     assert owned.sum() > 0
     assert (trainer.owners[owned] == NO_OWNER).all()
     np.testing.assert_array_equal(trainer.owners[~late], at_end[~late])
+
+
+def test_fit_notes_when_the_text_says_little_about_engagement(tmp_path, capsys):
+    """On a world whose text reveals no interest, `hir fit` with content records the
+    content agreement in meta.json and notes that the content term may cost; with the
+    term off (or text that agrees) it says nothing."""
+    from types import SimpleNamespace
+
+    from hir_sdk.cli.fit import content_advice
+    from hir_sdk.synth import SCALES, generate_world, write_world
+    from hir_sdk.training.content_agreement import ContentAgreement
+
+    data = tmp_path / "data"
+    write_world(generate_world(replace(SCALES["tiny"], content_reveal=0.0), seed=0), data)
+    config = tmp_path / "train.toml"
+    config.write_text(replace(CONFIG, steps=1, use_content=True).to_toml())
+    out = tmp_path / "run"
+    argv = ["fit", "--data", str(data), "--out", str(out), "--config", str(config), "--quiet"]
+    assert main(argv) == 0
+    agreement = json.loads((out / "meta.json").read_text())["content_agreement"]
+    assert agreement["pairs"] > 0 and agreement["auc"] < 0.75
+    assert f"note: content agreement {agreement['auc']:.2f}" in capsys.readouterr().out
+    low, high = ContentAgreement(0.6, 100), ContentAgreement(0.9, 100)
+    for measured, weight, noted in [(low, 0.0, False), (high, 6.0, False), (low, 6.0, True)]:
+        trainer = SimpleNamespace(
+            content_agreement=measured,
+            config=replace(CONFIG, content=replace(CONFIG.content, weight=weight)),
+        )
+        assert bool(content_advice(trainer)) == noted
