@@ -61,8 +61,11 @@ def content_agreement(
     """The content agreement of `graph`'s `window` (see the module); `pairs` edges at most.
     With no usable edge, `auc` is 0.5 and `pairs` 0."""
     has = knowledge.source == CONTENT
-    vectors = knowledge.vectors[np.maximum(knowledge.row_of, 0)].astype(np.float64)
-    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+
+    def vectors(nodes: np.ndarray) -> np.ndarray:  # unit content rows of nodes with content
+        rows = knowledge.vectors[knowledge.row_of[nodes]].astype(np.float64)
+        return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
+
     span = graph.window(window)
     edges = np.arange(span.start, span.stop)
     edges = edges[np.isin(graph.etype[edges], graph.role_codes(*roles))]
@@ -79,10 +82,10 @@ def content_agreement(
     pick = np.sort(rng.choice(usable, min(pairs, len(usable)), replace=False))
     user, item = everyone[pick], theirs[pick]
     users, slot = np.unique(user, return_inverse=True)
-    sums = np.zeros((len(users), vectors.shape[1]))
+    sums = np.zeros((len(users), knowledge.dim))
     mine = np.isin(everyone, users)
-    np.add.at(sums, np.searchsorted(users, everyone[mine]), vectors[theirs[mine]])
-    profile = sums[slot] - vectors[item]  # the user's other destinations
+    np.add.at(sums, np.searchsorted(users, everyone[mine]), vectors(theirs[mine]))
+    profile = sums[slot] - vectors(item)  # the user's other destinations
     profile /= np.maximum(np.linalg.norm(profile, axis=1, keepdims=True), 1e-12)
     kind = graph.node_type_of(np.arange(graph.num_nodes))
     random = np.empty_like(item)
@@ -90,7 +93,7 @@ def content_agreement(
         pool = np.flatnonzero(has & (kind == t))
         rows = np.flatnonzero(kind[item] == t)
         random[rows] = pool[rng.integers(0, len(pool), len(rows))]
-    pos = (profile * vectors[item]).sum(axis=1)
-    neg = (profile * vectors[random]).sum(axis=1)
+    pos = (profile * vectors(item)).sum(axis=1)
+    neg = (profile * vectors(random)).sum(axis=1)
     auc = float((pos > neg).mean() + 0.5 * (pos == neg).mean())
     return ContentAgreement(auc, len(user))
