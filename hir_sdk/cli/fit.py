@@ -18,7 +18,7 @@ import torch
 from hir_sdk.cli.bounded_int import at_least
 from hir_sdk.io import check_new, check_ours
 from hir_sdk.training import TrainConfig, Trainer, load_config
-from hir_sdk.training.content_agreement import CONTENT_AGREES
+from hir_sdk.training.content_agreement import CONTENT_AGREES, MIN_PAIRS
 from hir_sdk.training.distributed import init_from_env
 
 
@@ -91,21 +91,27 @@ def run(args: argparse.Namespace) -> int:
         )
         steps = f"trained {result.steps} steps on {trainer.world_size} rank(s)"
         print(f"{steps}; {kept}; run: {result.run}")
-        advice = content_advice(trainer)
-        if advice:
-            print(advice)
+        note = objectives_note(trainer)
+        if note:
+            print(note)
     return 0
 
 
-def content_advice(trainer: Trainer) -> str:
-    """A note when the content-similarity term is on but the entity text says little
-    about what users engage with (`training.content_agreement`); else ""."""
+def objectives_note(trainer: Trainer) -> str:
+    """Which settings a run with content trained with, and the content agreement that
+    chose them under `objectives = "auto"` (`training.content_agreement`); else ""."""
     agreement, c = trainer.content_agreement, trainer.config
-    if agreement is None or agreement.pairs == 0 or agreement.agrees or c.content.weight == 0:
+    if agreement is None or agreement.pairs == 0:
         return ""
+    chosen = (
+        "the engagement settings (no content-similarity term, clusters read the space, "
+        "popularity-corrected softmax)"
+        if c.objectives == "engagement"
+        else f"the configured settings (content.weight = {c.content.weight:g})"
+    )
+    few = f", too few to judge by (< {MIN_PAIRS})" if agreement.pairs < MIN_PAIRS else ""
     return (
-        f"note: content agreement {agreement.auc:.2f} (below {CONTENT_AGREES}): the entity "
-        "text says little about what users engage with here, and the content-similarity "
-        f"term (content.weight = {c.content.weight:g}) may cost more than it gives; see "
-        "docs/real-data.md for the settings to try"
+        f"content agreement {agreement.auc:.2f} on {agreement.pairs:,} edges{few} (the text "
+        f"says what users engage with from {CONTENT_AGREES}); trained with {chosen}; see "
+        "docs/real-data.md"
     )

@@ -154,6 +154,9 @@ class ContentConfig:
             )
 
 
+OBJECTIVES = ("auto", "as_configured", "engagement")
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     steps: int = 200
@@ -168,6 +171,10 @@ class TrainConfig:
     train_until: str = ""  # end the training window early (a time, see training.as_of)
     select: str = "validation"  # best.pt: lowest validation loss, or "last" (a refresh run)
     init_from: str = ""  # warm start: an earlier run whose best.pt weights this one starts from
+    # "auto": with content on, the engagement settings when the text says little about
+    # engagement (training.content_agreement), else the settings below as they are;
+    # "as_configured": always the settings below; "engagement": always the engagement ones
+    objectives: str = "auto"
     model: ModelSizes = field(default_factory=ModelSizes)
     optim: OptimConfig = field(default_factory=OptimConfig)
     distill: DistillConfig = field(default_factory=DistillConfig)
@@ -199,6 +206,10 @@ class TrainConfig:
         if self.select not in SELECTIONS:
             raise ConfigError(
                 f"TrainConfig.select must be one of {SELECTIONS}, got {self.select!r}"
+            )
+        if self.objectives not in OBJECTIVES:
+            raise ConfigError(
+                f"TrainConfig.objectives must be one of {OBJECTIVES}, got {self.objectives!r}"
             )
         if self.device not in ("auto", "cpu", "cuda"):
             raise ConfigError(f"TrainConfig.device must be auto, cpu or cuda, got {self.device!r}")

@@ -17,10 +17,18 @@ the two apart before training, from the training window alone:
 0.5: the text says nothing about engagement; 1: it says everything. The draws are
 seeded, so the value is a function of the data, the window and the seed. Nothing after
 the training window is read.
+
+`choose_objectives` turns it into the training settings (`TrainConfig.objectives`):
+where the text agrees, the configured ones (the content-similarity term, clusters that
+shape the space); where it does not, the engagement settings, which train the encoder
+on engagement alone (`content.weight = 0`, the text stays an input), keep the clusters
+reading the space (`distill.shapes_encoder = false`) and correct the in-batch softmax
+for popularity (`engagement.logq_correction = true`); see docs/real-data.md.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,12 +36,16 @@ import numpy as np
 from hir_sdk.graph.event_index import pair_keys, split_pair_keys
 from hir_sdk.graph.temporal_graph import TemporalGraph
 from hir_sdk.knowledge.knowledge_base import CONTENT, KnowledgeBase
+from hir_sdk.training.config import TrainConfig
 
 ENGAGEMENT_ROLES = ("click", "engagement", "conversion")
 # the agreement above which the text names what users engage with: between the synthetic
 # world whose text names each ad's interest and the real and synthetic data whose text
 # reveals half of it or less (benchmarks/results/content_agreement.md)
 CONTENT_AGREES = 0.75
+# fewer measured edges than this are too few to judge by: "auto" keeps the configured
+# settings (a tiny dataset's estimate moves by several points from one draw to another)
+MIN_PAIRS = 500
 
 
 @dataclass(frozen=True)
@@ -97,3 +109,31 @@ def content_agreement(
     neg = (profile * vectors(random)).sum(axis=1)
     auc = float((pos > neg).mean() + 0.5 * (pos == neg).mean())
     return ContentAgreement(auc, len(user))
+
+
+def engagement_settings(config: TrainConfig) -> TrainConfig:
+    """`config` with the engagement settings (see the module), marked as chosen."""
+    return dataclasses.replace(
+        config,
+        objectives="engagement",
+        content=dataclasses.replace(config.content, weight=0.0),
+        distill=dataclasses.replace(config.distill, shapes_encoder=False),
+        engagement=dataclasses.replace(config.engagement, logq_correction=True),
+    )
+
+
+def choose_objectives(config: TrainConfig, agreement: ContentAgreement | None) -> TrainConfig:
+    """The settings a run trains with: `config` resolved by its `objectives` and the
+    measured `agreement` (None: the run has no content). "auto" takes the engagement
+    settings only when content is on, measured on at least `MIN_PAIRS` edges, and below
+    `CONTENT_AGREES`; a resolved config says "as_configured" or "engagement"."""
+    if config.objectives == "engagement":
+        return engagement_settings(config)
+    if (
+        config.objectives == "auto"
+        and agreement is not None
+        and agreement.pairs >= MIN_PAIRS
+        and not agreement.agrees
+    ):
+        return engagement_settings(config)
+    return dataclasses.replace(config, objectives="as_configured")

@@ -59,7 +59,7 @@ from hir_sdk.training.as_of import selected_until, training_graph
 from hir_sdk.training.checkpoint import copy_checkpoint, load_checkpoint, save_checkpoint
 from hir_sdk.training.cluster_queue import ClusterQueue
 from hir_sdk.training.config import TrainConfig
-from hir_sdk.training.content_agreement import content_agreement
+from hir_sdk.training.content_agreement import choose_objectives, content_agreement
 from hir_sdk.training.content_similarity import ContentTargets, content_similarity_loss
 from hir_sdk.training.diagnostics import cluster_usage
 from hir_sdk.training.distributed import (
@@ -143,6 +143,8 @@ class Trainer:
         self.content_agreement = (
             content_agreement(graph, knowledge, seed=c.seed) if knowledge is not None else None
         )
+        # the settings this run trains with (written whole into its config.toml)
+        self.config = c = choose_objectives(c, self.content_agreement)
         self.content_targets = (
             ContentTargets.build(
                 graph,

@@ -256,15 +256,16 @@ def test_hard_negatives_read_no_owner_link_after_the_training_window(tiny_world,
     np.testing.assert_array_equal(trainer.owners[~late], at_end[~late])
 
 
-def test_fit_notes_when_the_text_says_little_about_engagement(tmp_path, capsys):
-    """On a world whose text reveals no interest, `hir fit` with content records the
-    content agreement in meta.json and notes that the content term may cost; with the
-    term off (or text that agrees) it says nothing."""
-    from types import SimpleNamespace
-
-    from hir_sdk.cli.fit import content_advice
+def test_auto_objectives_follow_the_content_agreement(tmp_path, capsys, monkeypatch):
+    """On a world whose text reveals no interest, `hir fit` with content measures a low
+    content agreement (meta.json), trains with the engagement settings (config.toml) and
+    says so; `choose_objectives` keeps the configured settings where the text agrees, on
+    too few edges to judge, or when asked to."""
     from hir_sdk.synth import SCALES, generate_world, write_world
-    from hir_sdk.training.content_agreement import ContentAgreement
+    from hir_sdk.training import content_agreement, load_config
+    from hir_sdk.training.content_agreement import ContentAgreement, choose_objectives
+
+    monkeypatch.setattr(content_agreement, "MIN_PAIRS", 50)  # the tiny world has ~100
 
     data = tmp_path / "data"
     write_world(generate_world(replace(SCALES["tiny"], content_reveal=0.0), seed=0), data)
@@ -275,11 +276,19 @@ def test_fit_notes_when_the_text_says_little_about_engagement(tmp_path, capsys):
     assert main(argv) == 0
     agreement = json.loads((out / "meta.json").read_text())["content_agreement"]
     assert agreement["pairs"] > 0 and agreement["auc"] < 0.75
-    assert f"note: content agreement {agreement['auc']:.2f}" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert f"content agreement {agreement['auc']:.2f} on {agreement['pairs']:,} edges" in printed
+    assert "trained with the engagement settings" in printed
+    used = load_config(out / "config.toml")
+    assert used.objectives == "engagement" and used.content.weight == 0
+    assert used.engagement.logq_correction and not used.distill.shapes_encoder
     low, high = ContentAgreement(0.6, 100), ContentAgreement(0.9, 100)
-    for measured, weight, noted in [(low, 0.0, False), (high, 6.0, False), (low, 6.0, True)]:
-        trainer = SimpleNamespace(
-            content_agreement=measured,
-            config=replace(CONFIG, content=replace(CONFIG.content, weight=weight)),
-        )
-        assert bool(content_advice(trainer)) == noted
+    assert choose_objectives(CONFIG, high).content.weight == CONFIG.content.weight
+    assert choose_objectives(CONFIG, None).objectives == "as_configured"
+    assert choose_objectives(CONFIG, ContentAgreement(0.5, 0)).objectives == "as_configured"
+    assert choose_objectives(CONFIG, ContentAgreement(0.6, 49)).objectives == "as_configured"
+    kept = choose_objectives(replace(CONFIG, objectives="as_configured"), low)
+    assert kept.objectives == "as_configured" and kept.content == CONFIG.content
+    forced = choose_objectives(replace(CONFIG, objectives="engagement"), high)
+    assert forced.content.weight == 0 and forced.engagement.logq_correction
+    assert choose_objectives(forced, high) == forced  # a resolved config resolves to itself
