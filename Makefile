@@ -36,8 +36,11 @@ lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
+# two workers (pytest-xdist), one per core of the 2-core CI machine: most tests run one
+# Python thread. Whole files go to one worker, so a module's fixtures are built once.
+PYTEST_WORKERS ?= 2
 pytest: setup
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 docs: setup
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site

@@ -46,8 +46,15 @@ def lookups(tiny_world, tiny_graph, early_run, refresh_run):
     }
 
 
+@pytest.fixture(scope="module")
+def single(tiny_world, tiny_graph, early_run):
+    """The first encoder's snapshots alone, without arrivals (what the refreshed policies
+    are compared with)."""
+    return build_hir_lookup(early_run, tiny_world, tiny_graph, arrivals_every=None)
+
+
 def test_each_snapshot_is_embedded_by_the_newest_encoder_before_it(
-    tiny_world, tiny_graph, early_run, refresh_run, lookups
+    tiny_graph, early_run, refresh_run, lookups, single
 ):
     t = tiny_graph.manifest.time
     # in either order; a time before every run's end falls back to the earliest-ending run
@@ -64,7 +71,6 @@ def test_each_snapshot_is_embedded_by_the_newest_encoder_before_it(
         base = max((f for f in full if f.as_of <= s.as_of), key=lambda f: f.as_of)
         assert s.meta["trained_until"] == base.meta["trained_until"] <= s.as_of
     # the refreshed encoder moves the embeddings of the snapshot it took over
-    single = build_hir_lookup(early_run, tiny_world, tiny_graph, arrivals_every=None)
     assert not single.refreshed and single.fit_from == EARLY
     g, code = tiny_graph, tiny_graph.type_code("user")
     users = np.arange(g.type_offsets[code], g.type_offsets[code + 1])
@@ -98,14 +104,11 @@ def test_no_snapshot_holds_anything_read_at_or_after_its_time(lookups):
             assert (snap.table["as_of"].to_numpy() >= end).all()
 
 
-def test_serving_embeds_every_snapshot_with_the_first_encoder(
-    tiny_world, tiny_graph, early_run, lookups
-):
+def test_serving_embeds_every_snapshot_with_the_first_encoder(lookups, single):
     serving, newest = lookups[Refresh.SERVING], lookups[Refresh.NEWEST]
     assert {s.meta["trained_until"] for s in serving.snapshots} == {EARLY}
     assert not serving.refreshed and serving.fit_from == newest.fit_from == EARLY
     assert [s.as_of for s in serving.full_snapshots] == [s.as_of for s in newest.full_snapshots]
-    single = build_hir_lookup(early_run, tiny_world, tiny_graph, arrivals_every=None)
     for a, b in zip(serving.full_snapshots, single.full_snapshots, strict=True):
         np.testing.assert_array_equal(a.embeddings(), b.embeddings())
 

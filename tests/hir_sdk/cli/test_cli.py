@@ -76,14 +76,14 @@ def test_demo_tiny(tmp_path, capsys):
     """The whole pipeline: world, graph, encoder and its warm-started refreshes, snapshots
     (each by the newest encoder before it), A/B with HIR, ONNX export of the newest."""
     out = tmp_path / "demo"
-    argv = ["demo", "--out", str(out), "--scale", "tiny", "--steps", "6", "--bootstrap", "20"]
+    argv = ["demo", "--out", str(out), "--scale", "tiny", "--steps", "3", "--bootstrap", "20"]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "conversion rate" in printed and "synthetic-tiny" in printed
-    assert "refreshed it until the validation and the test start (2 warm-started" in printed
+    assert "refreshed it until the validation and the test start (1 warm-started" in printed
     t = load_manifest(out / "data" / "manifest.toml").time
     runs = {name: load_config(out / name / "config.toml") for name in RUNS}
-    assert [c.steps for c in runs.values()] == [6, 2, 2]
+    assert [c.steps for c in runs.values()] == [3, 1, 1]  # refreshes: a third
     assert {c.select for c in runs.values()} == {"last"}
     assert [Path(c.init_from).name for c in runs.values()] == ["", "run", "run_validation"]
     assert [c.train_until for c in runs.values()][1:] == [
