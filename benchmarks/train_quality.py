@@ -35,6 +35,7 @@ from sklearn.metrics import (
 )
 
 from hir_sdk.graph.event_index import EventIndex
+from hir_sdk.graph.owners import OwnersAsOf
 from hir_sdk.synth import SCALES, generate_world, write_world
 from hir_sdk.training import TrainConfig, Trainer
 from hir_sdk.training.config import DistillConfig, ModelSizes
@@ -116,7 +117,7 @@ def main() -> int:
         chance[name] = normalized_mutual_info_score(truth_level, clusters[shuffle])
         ami[name] = adjusted_mutual_info_score(truth_level, clusters)
     # engagement AUC on test-window edges
-    sampler = EngagementSampler(graph, trainer.owners, "test", config.engagement.roles)
+    sampler = EngagementSampler(graph, OwnersAsOf(graph), "test", config.engagement.roles)
     s = sampler.sample(512, seed=123, step=0)
     z, _ = trainer.embed(
         np.concatenate([s.src, s.dst, s.random_neg]), np.tile(s.ts, 3), teacher=False

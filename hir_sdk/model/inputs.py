@@ -11,7 +11,7 @@ edges (E): q, k token indices, type, weight, age bucket
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 import torch
@@ -51,6 +51,13 @@ class EncoderInputs:
 
     def to(self, device: torch.device | str) -> EncoderInputs:
         return EncoderInputs(**{f.name: getattr(self, f.name).to(device) for f in fields(self)})
+
+    def without_anchor_id(self) -> EncoderInputs:
+        """The same inputs with each subgraph's anchor id hash zeroed: an encoder has to
+        say what the anchor is from its content, statistics and neighbourhood."""
+        dhe = self.dhe.clone()
+        dhe[self.offsets[:-1]] = 0
+        return replace(self, dhe=dhe)
 
 
 def _t(array: np.ndarray, dtype: torch.dtype) -> torch.Tensor:

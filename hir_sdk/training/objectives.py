@@ -31,7 +31,7 @@ from torch.nn import functional as F  # noqa: N812
 
 from hir_sdk.errors import InputError
 from hir_sdk.graph.event_index import EventIndex, pair_keys, split_pair_keys
-from hir_sdk.graph.owners import NO_OWNER
+from hir_sdk.graph.owners import NO_OWNER, OwnersAsOf
 from hir_sdk.graph.temporal_graph import TemporalGraph
 
 
@@ -90,7 +90,7 @@ class EngagementSampler:
     def __init__(
         self,
         graph: TemporalGraph,
-        owners: np.ndarray,
+        owners: OwnersAsOf,
         window: str,
         roles: tuple[str, ...],
         *,
@@ -100,7 +100,10 @@ class EngagementSampler:
         self.graph = graph
         self.hard_negatives = hard_negatives
         self.exposed_negatives = exposed_negatives
-        self.owners = owners
+        # each node's owner as of the window's end: hard negatives read no structural edge
+        # after the window (training reads nothing after its own)
+        end = graph.manifest.time.window(window)[1]
+        self.owners = owners.at(np.arange(graph.num_nodes), end)
         codes = graph.role_codes(*roles)
         edges = np.arange(graph.window(window).start, graph.window(window).stop)
         edges = edges[np.isin(graph.etype[edges], codes)]
@@ -121,9 +124,9 @@ class EngagementSampler:
         if exposed_negatives:
             self._exposed = self._unconverted_exposures(window)
         # nodes grouped by owner, for hard negatives
-        order = np.argsort(owners, kind="stable")
+        order = np.argsort(self.owners, kind="stable")
         self._by_owner = order
-        self._owner_sorted = owners[order]
+        self._owner_sorted = self.owners[order]
         # nodes by (type, creation time), for random negatives that exist at t (a fixed
         # radix of 2^40 s let times past it run into the next type: millisecond data)
         born = np.maximum(graph.created_ts, 0)  # unknown: always existed

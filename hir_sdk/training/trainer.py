@@ -23,7 +23,6 @@ resumed from any checkpoint continues exactly as the uninterrupted run would.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import json
 import math
 import time
@@ -131,10 +130,7 @@ class Trainer:
         dataset = load_dataset(data)
         self.graph = graph = training_graph(build_graph(dataset), c.train_until, c.select)
         self.selects = c.select == "validation"  # else a refresh run: best.pt = last.pt
-        # owners as of the end of the training window: hard negatives read no structural
-        # edge after it (the validation pairs read those of their own window)
-        owners, nodes, splits = OwnersAsOf(graph), np.arange(graph.num_nodes), graph.manifest.time
-        self.owners = owners.at(nodes, splits.validation_start)
+        owners = OwnersAsOf(graph)  # the engagement samplers read them as of their window
         self.featurizer = make_featurizer(dataset, graph, c)
         self.sampler_config = sampler or SamplerConfig(seed=c.seed)
         self.builder = BatchBuilder(graph, self.sampler_config, featurizer=self.featurizer)
@@ -187,7 +183,7 @@ class Trainer:
             "exposed_negatives": c.engagement.exposed_negatives,
         }
         self.engage_train = EngagementSampler(
-            graph, self.owners, "train", c.engagement.roles, **negatives
+            graph, owners, "train", c.engagement.roles, **negatives
         )
         if self.selects:
             val_anchors, val_cutoffs = anchors_from_events(graph, "validation")
@@ -195,11 +191,7 @@ class Trainer:
             pick = np.sort(pick[: c.eval_anchors])
             self.val_anchors, self.val_cutoffs = val_anchors[pick], val_cutoffs[pick]
             self.engage_val = EngagementSampler(
-                graph,
-                owners.at(nodes, splits.test_start),
-                "validation",
-                c.engagement.roles,
-                **negatives,
+                graph, owners, "validation", c.engagement.roles, **negatives
             )
         torch.manual_seed(c.seed)
         self.model_config = encoder_config(graph, self.featurizer, c)
@@ -395,7 +387,7 @@ class Trainer:
         c = self.config
         student_inputs = self._inputs(batch.student)
         if c.distill.mask_anchor_id:
-            student_inputs = _without_anchor_id(student_inputs)
+            student_inputs = student_inputs.without_anchor_id()
         # without `shapes_encoder` the anchors' views only place the prototypes
         with torch.set_grad_enabled(torch.is_grad_enabled() and c.distill.shapes_encoder):
             student = self.student(student_inputs, self.impl)
@@ -605,11 +597,3 @@ def _append_line(log: TextIO, line: str) -> None:
     """Append `line` to the open metrics log and flush it (rank 0 holds the log)."""
     log.write(line + "\n")
     log.flush()
-
-
-def _without_anchor_id(x: EncoderInputs) -> EncoderInputs:
-    """The same inputs with each subgraph's anchor id hash zeroed: the student has to say
-    what the anchor is from its content, statistics and neighbourhood."""
-    dhe = x.dhe.clone()
-    dhe[x.offsets[:-1]] = 0
-    return dataclasses.replace(x, dhe=dhe)

@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from hir_sdk.evaluation.conversion_retrieval import _seen_pairs, _unseen_first
 from hir_sdk.graph.build import _csr
 from hir_sdk.graph.event_index import EventIndex, pair_keys, split_pair_keys
-from hir_sdk.graph.owners import owner_of_nodes
+from hir_sdk.graph.owners import OwnersAsOf
 from hir_sdk.knowledge.knowledge_base import structural_neighbour_sums
 from hir_sdk.ranking.sequence import MultiStageRanker, RankingExamples
 from hir_sdk.schema import DatasetManifest, EdgeTypeSpec, TimeSplits
@@ -241,7 +241,7 @@ def test_random_negatives_keep_their_type_at_the_latest_valid_times():
     edges = [(u, 3 + a, 0, t + DAY + 100 * u + a) for u in range(3) for a in range(3)]
     created = [t] * 3 + [t, t + DAY + 150, t + 2 * DAY] + [t] * 2
     graph = hand_graph(manifest, [3, 3, 2], edges, created_ts=created)
-    got = EngagementSampler(graph, owner_of_nodes(graph), "train", ("click",)).sample(300, 0, 0)
+    got = EngagementSampler(graph, OwnersAsOf(graph), "train", ("click",)).sample(300, 0, 0)
     assert (graph.node_type_of(got.random_neg) == graph.type_code("ad")).all()
     assert (graph.created_ts[got.random_neg] < got.ts).all()
     assert set(got.random_neg.tolist()) == {3, 4}  # the third ad is created after every click

@@ -60,13 +60,13 @@ def test_in_batch_softmax_masks_other_types_and_shared_destinations():
 
 
 def test_sampler_negatives_exist_at_the_edge_time_and_hard_ones_share_the_owner(tiny_graph):
-    from hir_sdk.graph.owners import NO_OWNER, owner_of_nodes
+    from hir_sdk.graph.owners import NO_OWNER, OwnersAsOf, owner_of_nodes
     from hir_sdk.training.objectives import EngagementSampler
 
     g = tiny_graph
     owners = owner_of_nodes(g)
     roles = ("click", "engagement", "conversion")
-    hard = EngagementSampler(g, owners, "train", roles).sample(256, seed=3, step=7)
+    hard = EngagementSampler(g, OwnersAsOf(g), "train", roles).sample(256, seed=3, step=7)
     kind = g.node_type_of
     for neg in (hard.random_neg, hard.hard_neg):
         assert (kind(neg) == kind(hard.dst)).all()
@@ -77,7 +77,7 @@ def test_sampler_negatives_exist_at_the_edge_time_and_hard_ones_share_the_owner(
     assert (owners[hard.dst[owned]] != NO_OWNER).all()
     assert (hard.hard_neg[owned] != hard.dst[owned]).all()
 
-    plain = EngagementSampler(g, owners, "train", roles, hard_negatives=False)
+    plain = EngagementSampler(g, OwnersAsOf(g), "train", roles, hard_negatives=False)
     soft = plain.sample(256, seed=3, step=7)
     for name in ("src", "dst", "etype", "ts", "random_neg"):  # the same draws before
         np.testing.assert_array_equal(getattr(soft, name), getattr(hard, name))
@@ -113,13 +113,13 @@ def test_log_q_correction_subtracts_each_candidates_draw_log_probability():
 
 
 def test_sampler_reports_each_draws_log_probability(tiny_graph):
-    from hir_sdk.graph.owners import owner_of_nodes
+    from hir_sdk.graph.owners import OwnersAsOf
     from hir_sdk.training.objectives import EngagementSampler
 
     g = tiny_graph
     roles = ("click", "engagement", "conversion")
     for hard in (False, True):
-        sampler = EngagementSampler(g, owner_of_nodes(g), "train", roles, hard_negatives=hard)
+        sampler = EngagementSampler(g, OwnersAsOf(g), "train", roles, hard_negatives=hard)
         s = sampler.sample(512, seed=5, step=2)
         hits = np.bincount(g.dst[sampler.edges], minlength=g.num_nodes)
         np.testing.assert_allclose(s.dst_log_q, np.log(hits[s.dst] / len(sampler.edges)))
@@ -136,12 +136,12 @@ def test_sampler_reports_each_draws_log_probability(tiny_graph):
 
 
 def test_exposed_negatives_are_shown_to_the_source_and_not_acted_on(tiny_graph):
-    from hir_sdk.graph.owners import owner_of_nodes
+    from hir_sdk.graph.owners import OwnersAsOf
     from hir_sdk.training.objectives import EngagementSampler
 
     g = tiny_graph
     roles = ("click", "engagement", "conversion")
-    sampler = EngagementSampler(g, owner_of_nodes(g), "train", roles, exposed_negatives=True)
+    sampler = EngagementSampler(g, OwnersAsOf(g), "train", roles, exposed_negatives=True)
     s = sampler.sample(512, seed=4, step=1)
     window = np.arange(g.window("train").start, g.window("train").stop)
     shown = window[np.isin(g.etype[window], g.role_codes("exposure"))]
@@ -160,6 +160,6 @@ def test_exposed_negatives_are_shown_to_the_source_and_not_acted_on(tiny_graph):
         # drawn uniformly among everything the source was shown and left, of any type
         assert math.isclose(s.neg_log_q[1, i], -math.log(len(unacted[u])))
     # the other draws keep the plain sampler's positives and random negatives
-    plain = EngagementSampler(g, owner_of_nodes(g), "train", roles).sample(512, seed=4, step=1)
+    plain = EngagementSampler(g, OwnersAsOf(g), "train", roles).sample(512, seed=4, step=1)
     for name in ("src", "dst", "ts", "random_neg"):
         np.testing.assert_array_equal(getattr(s, name), getattr(plain, name))

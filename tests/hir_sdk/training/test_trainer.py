@@ -247,13 +247,13 @@ def test_hard_negatives_read_no_owner_link_after_the_training_window(tiny_world,
     from hir_sdk.graph.owners import NO_OWNER, owner_of_nodes
 
     trainer = Trainer(tiny_world, tmp_path / "run", CONFIG)
-    graph = trainer.graph
+    graph, table = trainer.graph, trainer.engage_train.owners
     at_end, nodes = owner_of_nodes(graph), np.arange(graph.num_nodes)
     late = graph.created_ts >= graph.manifest.time.validation_start
     owned = late & (at_end != NO_OWNER) & (at_end != nodes)  # not advertisers themselves
     assert owned.sum() > 0
-    assert (trainer.owners[owned] == NO_OWNER).all()
-    np.testing.assert_array_equal(trainer.owners[~late], at_end[~late])
+    assert (table[owned] == NO_OWNER).all()
+    np.testing.assert_array_equal(table[~late], at_end[~late])
 
 
 def test_auto_objectives_follow_the_content_agreement(tmp_path, capsys, monkeypatch):
