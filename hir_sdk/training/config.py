@@ -67,6 +67,13 @@ class OptimConfig:
         if not self.lr > 0 or not 0 <= self.ema < 1 or self.warmup_steps < 0:
             raise ConfigError("OptimConfig: need lr > 0, 0 <= ema < 1, warmup_steps >= 0")
 
+    def lr_factor(self, step: int, total: int) -> float:
+        """The share of `lr` at `step` of `total`: linear warm-up, then cosine decay."""
+        if step < self.warmup_steps:
+            return (step + 1) / self.warmup_steps
+        progress = (step - self.warmup_steps) / max(total - self.warmup_steps, 1)
+        return 0.5 * (1 + math.cos(math.pi * min(progress, 1.0)))
+
 
 @dataclass(frozen=True)
 class DistillConfig:

@@ -36,9 +36,8 @@ import numpy as np
 from hir_sdk.graph.event_index import pair_keys, split_pair_keys
 from hir_sdk.graph.temporal_graph import TemporalGraph
 from hir_sdk.knowledge.knowledge_base import CONTENT, KnowledgeBase
-from hir_sdk.training.config import TrainConfig
+from hir_sdk.training.config import EngagementConfig, TrainConfig
 
-ENGAGEMENT_ROLES = ("click", "engagement", "conversion")
 # the agreement above which the text names what users engage with: between the synthetic
 # world whose text names each ad's interest and the real and synthetic data whose text
 # reveals half of it or less (benchmarks/results/content_agreement.md)
@@ -66,7 +65,7 @@ def content_agreement(
     knowledge: KnowledgeBase,
     *,
     window: str = "train",
-    roles: tuple[str, ...] = ENGAGEMENT_ROLES,
+    roles: tuple[str, ...] = EngagementConfig.roles,
     pairs: int = 20_000,
     seed: int = 0,
 ) -> ContentAgreement:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import copy
 import json
-import math
 import time
 from dataclasses import dataclass
 from functools import partial
@@ -106,13 +105,6 @@ class _PairTerms(NamedTuple):
     tokens: int
 
 
-def _lr_factor(step: int, warmup: int, total: int) -> float:
-    if step < warmup:
-        return (step + 1) / warmup
-    progress = (step - warmup) / max(total - warmup, 1)
-    return 0.5 * (1 + math.cos(math.pi * min(progress, 1.0)))
-
-
 class Trainer:
     def __init__(
         self,
@@ -135,11 +127,13 @@ class Trainer:
         self.sampler_config = sampler or SamplerConfig(seed=c.seed)
         self.builder = BatchBuilder(graph, self.sampler_config, featurizer=self.featurizer)
         knowledge = self.featurizer.knowledge
-        # whether the text says what users engage with (recorded; see content_agreement)
+        # whether the text says what users engage with, and so the settings this run trains
+        # with (written whole into its config.toml; see content_agreement)
         self.content_agreement = (
-            content_agreement(graph, knowledge, seed=c.seed) if knowledge is not None else None
+            content_agreement(graph, knowledge, roles=c.engagement.roles, seed=c.seed)
+            if knowledge is not None
+            else None
         )
-        # the settings this run trains with (written whole into its config.toml)
         self.config = c = choose_objectives(c, self.content_agreement)
         self.content_targets = (
             ContentTargets.build(
@@ -209,7 +203,7 @@ class Trainer:
         params = [*self.student.parameters(), *self.scorer.parameters()]
         self.optimizer = torch.optim.AdamW(params, lr=c.optim.lr, weight_decay=c.optim.weight_decay)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
-            self.optimizer, lambda s: _lr_factor(s, c.optim.warmup_steps, c.steps)
+            self.optimizer, lambda s: c.optim.lr_factor(s, c.steps)
         )
 
         self.step = 0
