@@ -26,10 +26,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hir_sdk.bom import AdditiveQuantizer
+from hir_sdk.bom import AdditiveQuantizer, codebook_size
 from hir_sdk.graph import TemporalGraph
 from hir_sdk.interests import EntityEmbeddings
-from hir_sdk.interests.entity_embeddings import _codebook_size, snapshot_of
+from hir_sdk.interests.entity_embeddings import snapshot_of
 from hir_sdk.interests.hierarchy import snapshot_nodes
 from hir_sdk.training.config import ModelSizes
 from hir_sdk.training.prototype_seeding import hierarchical_centres
@@ -84,7 +84,7 @@ def peer_snapshot(
         raise ValueError(f"{peer.name}: non-finite embeddings")
     prototypes = hierarchical_centres(z[len(peer.users) :], tuple(sizes), seed=seed)
     logits = [z @ p.T for p in prototypes]  # cosines: both sides are unit norm
-    size = _codebook_size(len(z), codewords)
+    size = codebook_size(len(z), codewords)
     quantizer = AdditiveQuantizer(codebooks, size).fit(z, seed=seed)
     T = int(peer.trained_until)
     encoder = _PeerEncoder(

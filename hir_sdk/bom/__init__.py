@@ -13,10 +13,17 @@ from hir_sdk.bom.icm import icm_encode, icm_refine
 from hir_sdk.bom.kmeans import KMeans, kmeans, nearest
 from hir_sdk.bom.least_squares import least_squares_codebooks
 from hir_sdk.bom.product import ProductQuantizer
-from hir_sdk.bom.quantizer import Quantizer, check_codes, check_vectors
+from hir_sdk.bom.quantizer import (
+    ROWS_PER_CODEWORD,
+    Quantizer,
+    check_codes,
+    check_vectors,
+    codebook_size,
+)
 from hir_sdk.bom.residual import ResidualQuantizer, fit_residual
 
 __all__ = [
+    "ROWS_PER_CODEWORD",
     "AdditiveQuantizer",
     "KMeans",
     "ProductQuantizer",
@@ -25,6 +32,7 @@ __all__ = [
     "beam_encode",
     "check_codes",
     "check_vectors",
+    "codebook_size",
     "extend_beams",
     "fit_residual",
     "greedy_encode",

@@ -45,8 +45,21 @@ ARRAYS_FILE = "codebooks.npz"
 MAX_CODEBOOKS = 64  # M: codes per vector
 MAX_CODEWORDS = 65_536  # K: codewords per codebook
 FIT_MEMORY_LIMIT = 8 * 2**30  # bytes of working memory a fit may plan for
+ROWS_PER_CODEWORD = 16  # fewest fitted rows per codeword that `codebook_size` allows
 
 Q = TypeVar("Q", bound="Quantizer")
+
+
+def codebook_size(rows: int, wanted: int) -> int:
+    """Codewords per codebook to fit on `rows` vectors: `wanted`, halved (down to 2) until
+    each codeword has at least `ROWS_PER_CODEWORD` rows. Each codebook is a k-means over
+    residuals, which needs tens of rows per centre; with fewer, the codes memorise the
+    fitted rows (near-zero error on them, tokens that say little about a new vector) and
+    the fit costs more for nothing."""
+    size = wanted
+    while size > 2 and size * ROWS_PER_CODEWORD > rows:
+        size //= 2
+    return size
 
 
 def _shown(rows: np.ndarray, describe: Any) -> list[str]:

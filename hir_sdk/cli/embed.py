@@ -31,7 +31,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--checkpoint", default="best", choices=("best", "last"))
     parser.add_argument("--codebooks", type=at_least(1), default=8, help="BoM codebooks M")
     parser.add_argument(
-        "--codewords", type=at_least(1), default=256, help="codewords K per codebook"
+        "--codewords",
+        type=at_least(1),
+        default=256,
+        help="codewords K per codebook (at most; fewer on a small snapshot, see docs/bom.md)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the BoM quantizer")
     parser.add_argument(

@@ -30,7 +30,7 @@ import polars as pl
 import pyarrow as pa
 
 from hir_sdk import __version__
-from hir_sdk.bom import AdditiveQuantizer
+from hir_sdk.bom import AdditiveQuantizer, codebook_size
 from hir_sdk.errors import InputError
 from hir_sdk.io.atomic import atomic_output_dir
 from hir_sdk.io.output_folder import Inputs
@@ -80,15 +80,6 @@ class EntityEmbeddings:
         return self.table.to_arrow()
 
 
-def _codebook_size(rows: int, wanted: int) -> int:
-    """`wanted` codewords, fewer (a power of two, at least 2) on a small snapshot: k-means
-    needs several rows per codeword."""
-    size = wanted
-    while size > 2 and size * 4 > rows:
-        size //= 2
-    return size
-
-
 def embed_entities(
     run: str | Path,
     data: str | Path,
@@ -114,7 +105,7 @@ def embed_entities(
             f"no {node_types or 'entities'} exist before as_of {iso_time(embedder.as_of)}"
         )
     z, logits = embedder.embed(nodes)
-    size = _codebook_size(len(z), codewords)
+    size = codebook_size(len(z), codewords)
     if len(z) < 2 * size:
         raise InputError(f"only {len(z)} entities: too few to fit BoM codebooks")
     quantizer = AdditiveQuantizer(codebooks, size).fit(z, seed=seed)

@@ -9,6 +9,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from hir_sdk.bom import ROWS_PER_CODEWORD, codebook_size
 from hir_sdk.cli.main import main
 from hir_sdk.graph import build_graph_from_dir
 from hir_sdk.interests import embed_entities, read_embeddings
@@ -44,6 +45,17 @@ def test_snapshot_holds_every_entity_that_exists_at_as_of(snapshot, tiny_world):
     # the tokens are the quantizer's codes of the embeddings
     np.testing.assert_array_equal(tokens, snapshot.quantizer.tokens(snapshot.quantizer.encode(z)))
     assert snapshot.meta["bom"]["relative_error"] < 0.5
+
+
+def test_a_small_snapshot_gets_fewer_codewords(tiny_run, tiny_world):
+    """256 codewords asked for a few hundred ads: K is halved until each codeword has
+    `ROWS_PER_CODEWORD` rows, and the tokens and metadata use that K."""
+    ads = embed_entities(tiny_run, tiny_world, "validation_start", node_types=["ad"])
+    rows, size = len(ads.table), ads.quantizer.codebook_size
+    assert size == codebook_size(rows, 256) < 256
+    assert size * ROWS_PER_CODEWORD <= rows < 2 * size * ROWS_PER_CODEWORD
+    assert ads.meta["bom"]["codewords"] == size
+    assert ((ads.tokens() // size) == np.arange(8)).all()
 
 
 def test_cli_writes_what_the_api_returns(snapshot, tiny_run, tiny_world, tmp_path, capsys):
