@@ -18,10 +18,17 @@ def page_example(page: str) -> tuple[str, str]:
     return code, printed
 
 
+def exec_page_example(page: str) -> tuple[dict[str, object], str]:
+    """Run the example in this process: its globals, and what it printed."""
+    code, _ = page_example(page)
+    out = io.StringIO()
+    namespace: dict[str, object] = {"__name__": "docs_example"}
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, str(DOCS / page), "exec"), namespace)
+    return namespace, out.getvalue()
+
+
 def run_page_example(page: str) -> None:
     """Run the example in this process and compare what it prints with the page."""
-    code, printed = page_example(page)
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(code, str(DOCS / page), "exec"), {"__name__": "docs_example"})
-    assert out.getvalue() == printed
+    _, printed = exec_page_example(page)
+    assert printed == page_example(page)[1]

@@ -58,13 +58,25 @@ def test_xgboost_with_hir_features(tiny_world, early_run):
     assert search.chosen.describe() in protocol["xgboost+hir"]
 
 
-def test_multistage_arm_is_deterministic(tiny_world, early_run):
-    a = run_ab(tiny_world, _config("multistage", early_run))
-    b = run_ab(tiny_world, _config("multistage", early_run))
-    p = a.predictions["p_multistage"].to_numpy()
+@pytest.fixture(scope="module")
+def multistage_ab(tiny_world, early_run):
+    return run_ab(tiny_world, _config("multistage", early_run))
+
+
+def test_multistage_arm_predicts_calibrated_probabilities(multistage_ab):
+    p = multistage_ab.predictions["p_multistage"].to_numpy()
     assert ((p > 0) & (p < 1)).all()
-    np.testing.assert_array_equal(p, b.predictions["p_multistage"].to_numpy())
-    assert "Platt" in a.report.protocol["multistage"]
+    assert not np.allclose(p, multistage_ab.predictions["p_xgboost"].to_numpy())
+    assert "Platt" in multistage_ab.report.protocol["multistage"]
+
+
+@pytest.mark.slow  # a second multi-stage A/B; `make test-slow`
+def test_multistage_arm_is_deterministic(tiny_world, early_run, multistage_ab):
+    again = run_ab(tiny_world, _config("multistage", early_run))
+    np.testing.assert_array_equal(
+        multistage_ab.predictions["p_multistage"].to_numpy(),
+        again.predictions["p_multistage"].to_numpy(),
+    )
 
 
 def test_hir_arms_need_a_run(tiny_world):

@@ -1,56 +1,49 @@
-"""A tiny encoder trained before the ranking window, a multi-stage ranker fitted after
-it (saved by `hir ab`), and one checked export of all three models, shared by the export
-tests."""
+"""The docs/export.md example, run once per session: a tiny encoder (content features on)
+trained before the ranking window, a multi-stage ranker fitted after it (saved by
+`hir ab`), and one checked export of all three models. The export tests read what it
+wrote, and `test_docs_example.py` compares what it printed with the page."""
 
 from __future__ import annotations
 
-import dataclasses
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from hir_sdk.evaluation.pipeline import ABConfig, run_ab, write_report
-from hir_sdk.export import ExportResult, export_run
-from hir_sdk.ranking.baselines import XGBoostConfig
-from hir_sdk.training import Trainer
-from tests.evaluation.test_pipeline_hir import SMALL_RANKER
-from tests.hir_sdk.interests.conftest import RUN_CONFIG, snapshot, tiny_run  # noqa: F401
+from hir_sdk.export import ExportResult
+from tests.hir_sdk.interests.conftest import snapshot, tiny_run  # noqa: F401
+from tests.page_example import exec_page_example
 
 
 @pytest.fixture(scope="session")
-def export_run_dir(tiny_world: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The interests tests' tiny run (content, centred types), trained until day 16 as a
-    refresh run (its last checkpoint: it reads nothing after day 16)."""
-    run = tmp_path_factory.mktemp("export_run") / "run"
-    config = dataclasses.replace(RUN_CONFIG, train_until="2026-01-17", select="last")
-    Trainer(tiny_world, run, config).fit(progress=False)
-    return run
+def export_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, object], str]:
+    """The example's globals and what it printed (its `mkdtemp` under pytest's tmp)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tempfile, "tempdir", str(tmp_path_factory.mktemp("export_page")))
+        return exec_page_example("export.md")
 
 
 @pytest.fixture(scope="session")
-def saved_ranker(
-    tiny_world: Path, export_run_dir: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Path:
-    config = ABConfig(
-        treatment="multistage",
-        n_bootstrap=10,
-        xgboost=XGBoostConfig(n_estimators=20),
-        run=str(export_run_dir),
-        multistage=SMALL_RANKER,
-    )
-    out = tmp_path_factory.mktemp("export_ab") / "ab"
-    write_report(run_ab(tiny_world, config), out)
-    return out / "multistage_ranker"
+def export_work(export_page: tuple[dict[str, object], str]) -> Path:
+    work = export_page[0]["work"]
+    assert isinstance(work, Path)
+    return work
 
 
 @pytest.fixture(scope="session")
-def exported(
-    tiny_world: Path,
-    export_run_dir: Path,
-    saved_ranker: Path,
-    tmp_path_factory: pytest.TempPathFactory,
-) -> ExportResult:
-    out = tmp_path_factory.mktemp("export") / "onnx"
-    return export_run(
-        export_run_dir, tiny_world, out, ranker=saved_ranker, check=True, check_nodes=256
-    )
+def export_run_dir(export_work: Path) -> Path:
+    """The example's encoder run, trained until day 16 as a refresh run (its last
+    checkpoint: it reads nothing after day 16)."""
+    return export_work / "run"
+
+
+@pytest.fixture(scope="session")
+def saved_ranker(export_work: Path) -> Path:
+    return export_work / "ab" / "multistage_ranker"
+
+
+@pytest.fixture(scope="session")
+def exported(export_page: tuple[dict[str, object], str]) -> ExportResult:
+    result = export_page[0]["result"]
+    assert isinstance(result, ExportResult)
+    return result
