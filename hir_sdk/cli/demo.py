@@ -29,14 +29,19 @@ multistage`, which trains longer.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hir_sdk.cli.bounded_int import at_least
 from hir_sdk.datasets import MOVIELENS_100K, movielens_100k
 from hir_sdk.graph import TemporalGraph, build_graph_from_dir, save_graph, summarize
 from hir_sdk.io.atomic import atomic_output_dir, check_free
 from hir_sdk.synth import SCALES, TRUTH_DIR, generate_world, write_world
+
+if TYPE_CHECKING:
+    from hir_sdk.training import TrainConfig
 
 DAY = 86_400
 SYNTHETIC = "synthetic"
@@ -71,6 +76,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         "refresh, one encoder, its last checkpoint)",
     )
     parser.add_argument("--bootstrap", type=at_least(1), default=200, help="A/B user resamples")
+    parser.add_argument(
+        "--config",
+        help="the encoder's training settings, a `hir fit` TOML file (default: batches of "
+        "64, content features on); --steps, --seed and the refresh schedule still apply",
+    )
     parser.set_defaults(run=run)
 
 
@@ -85,26 +95,32 @@ class _Steps:
         print(f"[{self.done}/{self.total} {elapsed:6.1f}s] {name}", flush=True)
 
 
+def _base_config(args: argparse.Namespace) -> TrainConfig:
+    """The encoder's settings before the demo's schedule: `--config`, else the defaults
+    with batches of 64 and content features on."""
+    from hir_sdk.training import TrainConfig, load_config
+
+    return load_config(args.config) if args.config else TrainConfig(batch_size=64, use_content=True)
+
+
 def _train_encoders(
-    tmp: Path, graph: TemporalGraph, args: argparse.Namespace
+    tmp: Path, graph: TemporalGraph, args: argparse.Namespace, base: TrainConfig
 ) -> tuple[list[Path], int, int]:
     """The encoder run(s): one trained until the training window's midpoint, then (unless
     `--refresh-steps 0`) refresh runs until the validation and the test start, each
     warm-started from the one before (see `hir_sdk.training.refresh_chain`). Returns the
     run folders, the first run's `train_until` and the refresh steps."""
-    from hir_sdk.training import TrainConfig
     from hir_sdk.training.as_of import training_midpoint
     from hir_sdk.training.refresh_chain import refresh_ends, train_refreshed
 
     t = graph.manifest.time
     refresh = max(args.steps // 3, 1) if args.refresh_steps is None else args.refresh_steps
-    first = TrainConfig(
+    first = dataclasses.replace(
+        base,
         steps=args.steps,
-        batch_size=64,
         seed=args.seed,
         eval_every=max(args.steps // 3, 1),
         checkpoint_every=max(args.steps // 3, 1),
-        use_content=True,
     )
     ends = refresh_ends(t, training_midpoint(t), refresh=refresh > 0)
     runs = train_refreshed(
@@ -124,7 +140,8 @@ def run(args: argparse.Namespace) -> int:
     from hir_sdk.export import export_run
     from hir_sdk.interests import write_embeddings
 
-    # the A/B's settings are checked before any work, like the output folder
+    # the A/B's and the encoder's settings are checked before any work, like the output
+    base = _base_config(args)
     ab_config = ABConfig(
         control="xgboost", treatment="xgboost+hir", n_bootstrap=args.bootstrap, seed=args.seed
     )
@@ -141,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
         graph = build_graph_from_dir(tmp / "data")
         save_graph(graph, tmp / "graph")
         step(f"validated and built the graph: {graph.num_nodes:,} nodes")
-        runs, first_until, refresh = _train_encoders(tmp, graph, args)
+        runs, first_until, refresh = _train_encoders(tmp, graph, args, base)
         days = (first_until - graph.manifest.time.start) / DAY
         step(
             f"trained the encoder for {args.steps} steps on the first {days:.0f} days"

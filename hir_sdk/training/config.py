@@ -54,6 +54,16 @@ class ModelSizes:
     prototypes: tuple[int, ...] = (16, 128, 1024)
     center_types: bool = False  # per-type centred embeddings (see docs/encoder.md)
 
+    def __post_init__(self) -> None:
+        sizes = (self.dim, self.heads, self.layers, self.out_dim, *self.prototypes)
+        if min(sizes) < 1 or not self.prototypes or self.dim % self.heads:
+            raise ConfigError(
+                "ModelSizes: dim, heads, layers, out_dim and every prototype count must be "
+                f">= 1 and dim a multiple of heads (got dim {self.dim}, heads {self.heads}, "
+                f"layers {self.layers}, out_dim {self.out_dim}, prototypes "
+                f"{list(self.prototypes)})"
+            )
+
 
 @dataclass(frozen=True)
 class OptimConfig:

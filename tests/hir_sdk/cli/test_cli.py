@@ -72,11 +72,26 @@ def test_graph_info_on_a_non_graph(tmp_path, capsys):
     assert "not a saved graph" in capsys.readouterr().err
 
 
+SMALL_ENCODER = """\
+batch_size = 24
+use_content = true
+[model]
+dim = 32
+out_dim = 16
+prototypes = [4, 16, 64]
+[distill]
+seed_rows = 256
+"""
+
+
 def test_demo_tiny(tmp_path, capsys):
     """The whole pipeline: world, graph, encoder and its warm-started refreshes, snapshots
-    (each by the newest encoder before it), A/B with HIR, ONNX export of the newest."""
-    out = tmp_path / "demo"
+    (each by the newest encoder before it), A/B with HIR, ONNX export of the newest; a
+    small encoder from `--config`."""
+    out, config = tmp_path / "demo", tmp_path / "encoder.toml"
+    config.write_text(SMALL_ENCODER)
     argv = ["demo", "--out", str(out), "--scale", "tiny", "--steps", "3", "--bootstrap", "20"]
+    argv += ["--config", str(config)]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "conversion rate" in printed and "synthetic-tiny" in printed
@@ -84,6 +99,9 @@ def test_demo_tiny(tmp_path, capsys):
     t = load_manifest(out / "data" / "manifest.toml").time
     runs = {name: load_config(out / name / "config.toml") for name in RUNS}
     assert [c.steps for c in runs.values()] == [3, 1, 1]  # refreshes: a third
+    assert {(c.model.dim, c.batch_size, c.distill.seed_rows) for c in runs.values()} == {
+        (32, 24, 256)
+    }
     assert {c.select for c in runs.values()} == {"last"}
     assert [Path(c.init_from).name for c in runs.values()] == ["", "run", "run_validation"]
     assert [c.train_until for c in runs.values()][1:] == [
@@ -157,6 +175,16 @@ def test_integer_options_are_checked(argv, message, capsys):
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert message in err and f"argument {argv[1]}" in err
+
+
+def test_demo_refuses_a_bad_config_before_any_work(tmp_path, capsys):
+    config, out = tmp_path / "encoder.toml", tmp_path / "demo"
+    config.write_text("[model]\ndim = 0\n")
+    assert main(["demo", "--out", str(out), "--scale", "tiny", "--config", str(config)]) == 2
+    assert str(config) in capsys.readouterr().err
+    assert not out.exists()
+    assert main(["demo", "--out", str(out), "--config", str(tmp_path / "absent.toml")]) == 2
+    assert "config file not found" in capsys.readouterr().err and not out.exists()
 
 
 def test_console_script_reports_usage_errors_with_exit_2():

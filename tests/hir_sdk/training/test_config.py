@@ -57,6 +57,9 @@ def test_invalid_values():
         ContentConfig(target_temperature=0.0)
     with pytest.raises(InputError, match="invalid config"):
         config_from_dict({"content": {"weight": -1.0}})
+    for bad in ({"dim": 0}, {"heads": 3}, {"out_dim": -1}, {"prototypes": [4, 0]}):
+        with pytest.raises(InputError, match="ModelSizes: dim, heads"):
+            config_from_dict({"model": bad})
 
 
 def test_the_training_page_lists_every_key_with_its_default():
