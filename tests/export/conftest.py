@@ -1,7 +1,8 @@
 """The docs/export.md example, run once per session: a tiny encoder (content features on)
 trained before the ranking window, a multi-stage ranker fitted after it (saved by
 `hir ab`), and one checked export of all three models. The export tests read what it
-wrote, and `test_docs_example.py` compares what it printed with the page."""
+wrote, and `test_export_page_example` compares what it printed with the page. Every
+test that reads it is in `test_export_run.py`, so that it runs once per test worker."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
 """`hir export`: three checked ONNX files with their contracts, served by onnxruntime with
-the torch models' inputs, and clear errors for inputs that do not fit."""
+the torch models' inputs, and clear errors for inputs that do not fit; the saved online
+ranker they read; and the docs/export.md example that builds them. One file, so that the
+example (the `export_page` fixture) runs once per test worker."""
 
 from __future__ import annotations
 
@@ -22,8 +24,40 @@ from hir_sdk.interests import embed_entities, write_embeddings
 from hir_sdk.model import Impl
 from hir_sdk.model.inputs import inputs_from_packed
 from hir_sdk.ranking.sequence.online_ranker import CandidateInputs
-from hir_sdk.ranking.sequence.ranker_bundle import OnlineRankerBundle
+from hir_sdk.ranking.sequence.ranker_bundle import META_FILE, OnlineRankerBundle
 from hir_sdk.training.embedder import Embedder
+from tests.page_example import page_example
+
+
+def test_export_page_example(export_page: tuple[dict[str, object], str]) -> None:
+    """The example in docs/export.md runs and prints what the page says it prints (it is
+    also the test of a successful `export_run` with a check from scratch)."""
+    assert export_page[1] == page_example("export.md")[1]
+
+
+def test_saved_ranker_round_trip_scores_identically(saved_ranker, tmp_path):
+    bundle = OnlineRankerBundle.load(saved_ranker)
+    logits, p = bundle.scores(bundle.sample)
+    assert logits.shape == (256, 2) and ((p > 0) & (p < 1)).all()
+    again = OnlineRankerBundle.load(bundle.save(tmp_path / "copy"))
+    logits2, p2 = again.scores(again.sample)
+    np.testing.assert_array_equal(logits, logits2)
+    np.testing.assert_array_equal(p, p2)
+    assert again.sizes == bundle.sizes and again.calibration == bundle.calibration
+    assert bundle.sample.cand.hir_found.any()  # real requests, with HIR snapshots
+
+
+def test_bad_ranker_bundles(saved_ranker, tmp_path):
+    copy = OnlineRankerBundle.load(saved_ranker).save(tmp_path / "b")
+    meta = json.loads((copy / META_FILE).read_text())
+    (copy / META_FILE).write_text(json.dumps({**meta, "format_version": 99}))
+    with pytest.raises(InputError, match="format 99 is not supported"):
+        OnlineRankerBundle.load(copy)
+    (copy / META_FILE).write_text(json.dumps({**meta, "sizes": {**meta["sizes"], "dense_dim": 3}}))
+    with pytest.raises(InputError, match="weights do not fit"):
+        OnlineRankerBundle.load(copy)
+    with pytest.raises(InputError, match="not a saved online ranker"):
+        OnlineRankerBundle.load(tmp_path)
 
 
 def test_export_writes_three_checked_models(exported, tiny_graph):
@@ -126,7 +160,7 @@ def test_cli_export_failures(
     tiny_world, export_run_dir, saved_ranker, tmp_path, capsys, monkeypatch
 ):
     """Exit 2 before any work for bad arguments; exit 1 when the parity check fails (the
-    success path is the docs example, tests/export/test_docs_example.py)."""
+    success path is the docs example, `test_export_page_example`)."""
     out = tmp_path / "onnx"
     args = ["export", "--run", str(export_run_dir), "--data", str(tiny_world), "--out", str(out)]
     not_a_ranker = tmp_path / "not_a_ranker"  # beside --out: an output never lies in an input
