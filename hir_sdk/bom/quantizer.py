@@ -54,8 +54,8 @@ def codebook_size(rows: int, wanted: int) -> int:
     """Codewords per codebook to fit on `rows` vectors: `wanted`, halved (down to 2) until
     each codeword has at least `ROWS_PER_CODEWORD` rows. Each codebook is a k-means over
     residuals, which needs tens of rows per centre; with fewer, the codes memorise the
-    fitted rows (near-zero error on them, tokens that say little about a new vector) and
-    the fit costs more for nothing."""
+    fitted rows (near-zero error on them), most codewords hold one or two of them, so an
+    inverted index over the tokens has near-empty posting lists, and the fit costs more."""
     size = wanted
     while size > 2 and size * ROWS_PER_CODEWORD > rows:
         size //= 2

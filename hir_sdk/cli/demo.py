@@ -141,6 +141,7 @@ def run(args: argparse.Namespace) -> int:
     from hir_sdk.interests import write_embeddings
 
     # the A/B's and the encoder's settings are checked before any work, like the output
+    # folder
     base = _base_config(args)
     ab_config = ABConfig(
         control="xgboost", treatment="xgboost+hir", n_bootstrap=args.bootstrap, seed=args.seed
