@@ -17,10 +17,11 @@ import datetime
 
 from publish import publish
 
-import hir_sdk.interests.entity_embeddings as entity_embeddings
-from hir_sdk.bom import codebook_size
+from hir_sdk.bom import AdditiveQuantizer, codebook_size
 from hir_sdk.evaluation.conversion_retrieval import conversion_recall
 from hir_sdk.graph import build_graph_from_dir
+from hir_sdk.interests.entity_embeddings import snapshot_of
+from hir_sdk.training.embedder import Embedder
 
 METHODS = ("BoM inverted index, re-scored", "BoM index, 16-probe query, re-scored")
 
@@ -37,13 +38,14 @@ def main() -> int:
     graph = build_graph_from_dir(args.data)
     t = graph.manifest.time
     as_of = t.validation_start if args.window == "validation" else t.test_start
-    entity_embeddings.codebook_size = lambda rows, wanted: wanted  # each K as asked
-    rows, rule = [], None
+    # the users and ads are embedded once; each K is fitted on the same vectors, as asked
+    embedder = Embedder(args.run, args.data, as_of)
+    nodes = embedder.entities(["user", "ad"])
+    z, logits = embedder.embed(nodes)
+    rule, rows = codebook_size(len(z), 256), []
     for k in (int(s) for s in args.sizes.split(",")):
-        snap = entity_embeddings.embed_entities(
-            args.run, args.data, as_of, node_types=["user", "ad"], codewords=k
-        )
-        rule = codebook_size(len(snap.table), 256)
+        quantizer = AdditiveQuantizer(8, k).fit(z, seed=0)
+        snap = snapshot_of(embedder, nodes, z, logits, quantizer, run=args.run, checkpoint="best")
         found = conversion_recall(graph, snap, exclude_seen=args.exclude_seen, window=args.window)
         exact = found.recall["exact k-NN on embeddings"]
         cells = [f"{r20:.3f} / {r100:.3f}" for r20, r100 in (found.recall[m] for m in METHODS)]
@@ -57,7 +59,7 @@ def main() -> int:
             f"{args.data} --window {args.window} --sizes {args.sizes}"
             f"{' --exclude-seen' if args.exclude_seen else ''}` "
             f"({datetime.date.today().isoformat()}; `codebook_size` picks {rule} for "
-            f"{len(snap.table):,} rows)",
+            f"{len(z):,} rows)",
             "",
             "| M x K | relative error | BoM index R@20 / R@100 | 16-probe R@20 / R@100 "
             "| exact k-NN R@20 / R@100 |",
