@@ -5,6 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
+def check_encoder_sizes(dim: int, heads: int, layers: int, out_dim: int) -> None:
+    """The sizes every encoder needs, checked before any data is read: each at least 1,
+    and `dim` a multiple of `heads` (attention splits it over the heads)."""
+    if min(dim, heads, layers, out_dim) < 1 or dim % heads:
+        raise ValueError(
+            "dim, heads, layers and out_dim must be >= 1 and dim a multiple of heads "
+            f"(got dim {dim}, heads {heads}, layers {layers}, out_dim {out_dim})"
+        )
+
+
 @dataclass(frozen=True)
 class DeepHashConfig:
     """Deep hash embedding of node ids: `codes` hash functions -> dense code -> MLP."""
@@ -60,10 +70,9 @@ class EncoderConfig:
     prototypes: PrototypeConfig = field(default_factory=PrototypeConfig)
 
     def __post_init__(self) -> None:
-        if self.dim % self.heads:
-            raise ValueError(f"dim {self.dim} must be divisible by heads {self.heads}")
-        if min(self.num_node_types, self.num_edge_types, self.layers, self.out_dim) < 1:
-            raise ValueError("EncoderConfig: types, layers and out_dim must be >= 1")
+        check_encoder_sizes(self.dim, self.heads, self.layers, self.out_dim)
+        if min(self.num_node_types, self.num_edge_types) < 1:
+            raise ValueError("EncoderConfig: num_node_types and num_edge_types must be >= 1")
         if self.stats_dim < 0 or self.content_dim < 0 or not 0 <= self.dropout < 1:
             raise ValueError("EncoderConfig: stats_dim, content_dim >= 0 and 0 <= dropout < 1")
 

@@ -33,6 +33,7 @@ else:  # pragma: no cover
 import tomli_w
 
 from hir_sdk.errors import InputError
+from hir_sdk.model.config import PrototypeConfig, check_encoder_sizes
 from hir_sdk.schema.manifest import EDGE_ROLES
 from hir_sdk.training.as_of import SELECTIONS
 from hir_sdk.training.co_engagement import ROLES as CO_ENGAGEMENT_ROLES
@@ -55,14 +56,13 @@ class ModelSizes:
     center_types: bool = False  # per-type centred embeddings (see docs/encoder.md)
 
     def __post_init__(self) -> None:
-        sizes = (self.dim, self.heads, self.layers, self.out_dim, *self.prototypes)
-        if min(sizes) < 1 or not self.prototypes or self.dim % self.heads:
-            raise ConfigError(
-                "ModelSizes: dim, heads, layers, out_dim and every prototype count must be "
-                f">= 1 and dim a multiple of heads (got dim {self.dim}, heads {self.heads}, "
-                f"layers {self.layers}, out_dim {self.out_dim}, prototypes "
-                f"{list(self.prototypes)})"
-            )
+        """The encoder's own checks (`hir_sdk.model.config`), at load time rather than when
+        the trainer builds the encoder."""
+        try:
+            check_encoder_sizes(self.dim, self.heads, self.layers, self.out_dim)
+            PrototypeConfig(sizes=tuple(self.prototypes))
+        except ValueError as err:
+            raise ConfigError(f"ModelSizes: {err}") from None
 
 
 @dataclass(frozen=True)

@@ -57,9 +57,13 @@ def test_invalid_values():
         ContentConfig(target_temperature=0.0)
     with pytest.raises(InputError, match="invalid config"):
         config_from_dict({"content": {"weight": -1.0}})
-    for bad in ({"dim": 0}, {"heads": 3}, {"out_dim": -1}, {"prototypes": [4, 0]}):
+    for bad in ({"dim": 0}, {"heads": 3}, {"out_dim": -1}):
         with pytest.raises(InputError, match="ModelSizes: dim, heads"):
             config_from_dict({"model": bad})
+    with pytest.raises(InputError, match="ModelSizes: PrototypeConfig.sizes needs"):
+        config_from_dict({"model": {"prototypes": [4, 0]}})
+    with pytest.raises(InputError, match="ModelSizes: prototype level 6 is not a multiple of 4"):
+        config_from_dict({"model": {"prototypes": [4, 6]}})
 
 
 def test_the_training_page_lists_every_key_with_its_default():
