@@ -3,7 +3,7 @@ XGBoost + HIR features, and the multi-stage sequence ranker, each against XGBoos
 the test window with paired user-bootstrap intervals, overall and on the cold-start
 advertiser and sparse-user slices.
 
-    cd /work/main && .venv/bin/python benchmarks/ab_hir.py --scale small \\
+    .venv/bin/python benchmarks/ab_hir.py --scale small \\
         --record benchmarks/results/ab_hir.md
 
 Protocol: synthesize the world (`--seed`, default 0), train the encoder on the first

@@ -2,7 +2,7 @@
 packed batch of random subgraphs (24..96 nodes each) at 2k, 8k and 32k tokens, three
 implementations side by side on the same inputs, reported as ratios to DENSE-padded.
 
-    cd /work/main && .venv/bin/python benchmarks/attention.py \
+    .venv/bin/python benchmarks/attention.py \
         --record benchmarks/results/attention.md
 
 Options: `--sizes 2048 8192 32768`, `--repeats N` (default: fewer at larger sizes).

@@ -2,7 +2,7 @@
 weight, co-engaged content, target temperature and the encoder's width, side by side on
 one synthetic world.
 
-    cd /work/main && .venv/bin/python benchmarks/content_term.py --scale small \\
+    .venv/bin/python benchmarks/content_term.py --scale small \\
         --record benchmarks/results/content_term.md
     # only some variants: those whose name contains any of the given words
     .venv/bin/python benchmarks/content_term.py --only width

@@ -2,7 +2,7 @@
 test start, for `benchmarks/retrieval.py --embeddings`.
 
     python benchmarks/medium_embeddings.py --scale medium --steps 300 \\
-        --out /tmp/medium_embeddings.parquet
+        --out medium_embeddings.parquet
 
 The world and the encoder are `centred_encoder.train_centred_encoder`'s (as in
 `benchmarks/interest_hierarchy.py`). Embeddings come from `Embedder.embed` (only edges

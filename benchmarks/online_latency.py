@@ -4,7 +4,7 @@ side by side with a single-stage ranker that reads the whole history online (the
 `OnlineRanker`, with `recent` = the history length, so every candidate attends over
 every event).
 
-    cd /work/main && .venv/bin/python benchmarks/online_latency.py \\
+    .venv/bin/python benchmarks/online_latency.py \\
         --record benchmarks/results/online_latency.md
 
 One request = one user and `--candidates` (1,000) ads, scored in one batch on this

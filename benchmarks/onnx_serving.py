@@ -1,6 +1,6 @@
 """onnxruntime vs torch eager: throughput of the exported encoder and online ranker.
 
-    cd /work/main && .venv/bin/python benchmarks/onnx_serving.py \\
+    .venv/bin/python benchmarks/onnx_serving.py \\
         --record benchmarks/results/onnx_serving.md
 
 Side by side in one process, on the same inputs, with the same number of threads

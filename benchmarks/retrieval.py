@@ -1,10 +1,10 @@
 """Recall@100 and queries/s of BoM inverted-index retrieval against exact k-NN (and faiss
 IVF-PQ when it imports), on synthetic clustered embeddings or on HIR embeddings.
 
-    cd /work/main && .venv/bin/python benchmarks/retrieval.py \\
+    .venv/bin/python benchmarks/retrieval.py \\
         --record benchmarks/results/retrieval.md
-    .venv/bin/python benchmarks/medium_embeddings.py --out /tmp/medium.parquet
-    .venv/bin/python benchmarks/retrieval.py --embeddings /tmp/medium.parquet \\
+    .venv/bin/python benchmarks/medium_embeddings.py --out medium.parquet
+    .venv/bin/python benchmarks/retrieval.py --embeddings medium.parquet \\
         --record benchmarks/results/retrieval.md
 
 Data, by default: a hierarchical Gaussian mixture, normalised: 32 topics x 16 interests x
@@ -70,9 +70,9 @@ from hir_sdk.ranking.retrieval import (
     SearchResult,
     TokenBags,
     exact_knn,
+    neighbor_recall,
     probe_bags,
     probe_weights,
-    recall_at_k,
 )
 
 K_NN = 100
@@ -359,7 +359,7 @@ def main() -> int:
     goal = []
     for method in methods:
         qps = args.queries / sum(method.best_s)
-        recall = recall_at_k(np.concatenate(method.ids), reference, K_NN)
+        recall = neighbor_recall(np.concatenate(method.ids), reference, K_NN)
         rescored = "-" if np.isnan(method.candidates) else f"{method.candidates:,.0f}"
         lines.append(
             f"| {method.name} | {rescored} | {recall:.3f} | {qps:,.0f} | {qps / exact_qps:.1f} |"

@@ -4,7 +4,7 @@ user-bootstrap 95% interval) as the entity text reveals all, half or none of the
 interest (`content_reveal` 1, 0.5, 0), and with interest drift on top of a text that
 reveals nothing (`interest_drift`).
 
-    cd /work/main && nice .venv/bin/python benchmarks/synthetic_reveal.py \\
+    nice .venv/bin/python benchmarks/synthetic_reveal.py \\
         --users 5000 --advertisers 250 --record benchmarks/results/synthetic_reveal.md
 
 `--scale small` (without `--users` / `--advertisers`) runs the full `small` world

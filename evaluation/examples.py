@@ -29,7 +29,7 @@ from hir_sdk.errors import InputError
 from hir_sdk.graph import TemporalGraph
 from hir_sdk.graph.event_index import EventIndex, pair_keys
 from hir_sdk.graph.owners import NO_OWNER, OwnersAsOf
-from hir_sdk.schema.manifest import SECONDS_PER_DAY
+from hir_sdk.schema.manifest import DAY
 
 WINDOWS = ("train", "validation", "test")
 
@@ -86,7 +86,7 @@ def build_examples(
     days = manifest.attribution_window_days if attribution_days is None else attribution_days
     if not days > 0:
         raise InputError(f"attribution window must be > 0 days, got {days}")
-    attribution_s = int(round(days * SECONDS_PER_DAY))
+    attribution_s = int(round(days * DAY))
     owners = OwnersAsOf(graph) if owners is None else owners
     lo, hi = manifest.time.window(window)
     horizon = hi

@@ -59,12 +59,12 @@ from hir_sdk.interests import EntityEmbeddings, embed_entities
 from hir_sdk.interests.arrivals import arrival_times, embed_arrivals, embed_on_creation
 from hir_sdk.interests.hierarchy import snapshot_nodes
 from hir_sdk.ranking.hir_lookup import HirLookup, read_until
+from hir_sdk.schema.manifest import DAY
 from hir_sdk.training.as_of import trained_until
 from hir_sdk.training.config import load_config
 from hir_sdk.training.embedder import Embedder
 
 DEFAULT_TYPES = ("user", "ad")
-DAY = 86_400
 
 
 class Refresh(enum.Enum):

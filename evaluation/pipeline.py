@@ -53,9 +53,9 @@ from hir_sdk.ranking.hir_features import HirFeatures, similarity_columns
 from hir_sdk.ranking.hir_lookup import HirLookup
 from hir_sdk.ranking.sequence import MultiStageConfig, MultiStageRanker, RankingExamples
 from hir_sdk.ranking.sequence.ranker_bundle import OnlineRankerBundle
-from hir_sdk.ranking.xgboost_search import XGBOOST_GRID, SearchResult, search_xgboost
+from hir_sdk.ranking.xgboost_search import XGBOOST_GRID, XGBoostSearch, search_xgboost
 from hir_sdk.schema import load_dataset
-from hir_sdk.schema.manifest import check_attribution_days, iso_time
+from hir_sdk.schema.manifest import DAY, check_attribution_days, iso_time
 
 MODELS = ("xgboost", "popularity", "xgboost+hir", "multistage")
 HIR_MODELS = ("xgboost+hir", "multistage")
@@ -118,7 +118,7 @@ class ABRun:
     rankers: dict[str, OnlineRankerBundle] = field(default_factory=dict)
     models: dict[str, object] = field(default_factory=dict)  # the fitted arms, by name
     # the validation search behind each tuned XGBoost arm (ABConfig.tune), by name
-    searches: dict[str, SearchResult] = field(default_factory=dict)
+    searches: dict[str, XGBoostSearch] = field(default_factory=dict)
 
 
 def _after(ex: Examples, start: int) -> Examples:
@@ -134,7 +134,7 @@ def _fit_predict(
     hir: HirLookup | None,
 ) -> tuple[object, np.ndarray]:
     """Fit one arm on train (selecting on validation); its test-window predictions. A
-    tuned XGBoost arm comes back as its `SearchResult`."""
+    tuned XGBoost arm comes back as its `XGBoostSearch`."""
     y = {w: ex.frame["label"].to_numpy() for w, ex in examples.items()}
     if name == "multistage":
         data = {w: RankingExamples.of(examples[w].frame, X[w]) for w in WINDOWS}
@@ -181,7 +181,7 @@ def _fit_predict(
 
 def _unwrap(fitted: dict[str, object]) -> dict[str, object]:
     """The fitted models, a search replaced by the model it chose."""
-    return {k: m.model if isinstance(m, SearchResult) else m for k, m in fitted.items()}
+    return {k: m.model if isinstance(m, XGBoostSearch) else m for k, m in fitted.items()}
 
 
 def _check(examples: dict[str, Examples], graph: TemporalGraph) -> None:
@@ -344,7 +344,7 @@ def run_ab_on_graph(
         timings=timings,
         rankers=rankers,
         models=_unwrap(models),
-        searches={k: m for k, m in models.items() if isinstance(m, SearchResult)},
+        searches={k: m for k, m in models.items() if isinstance(m, XGBoostSearch)},
     )
 
 
@@ -365,7 +365,7 @@ def _protocol(
         ),
         "attribution": (
             f"a conversion by the user on the ad's owner within "
-            f"{examples['test'].attribution_window_s / 86_400:g} days after the "
+            f"{examples['test'].attribution_window_s / DAY:g} days after the "
             "exposure; labels read only up to each window's end"
         ),
     }
@@ -398,8 +398,8 @@ def _protocol(
             + f"; {encoders}"
         )
     for name, model in models.items():
-        if isinstance(model, SearchResult | XGBoostBaseline):
-            search = model if isinstance(model, SearchResult) else None
+        if isinstance(model, XGBoostSearch | XGBoostBaseline):
+            search = model if isinstance(model, XGBoostSearch) else None
             xgb = search.model if search else model
             how = (
                 f"chosen on validation ({search.chosen.describe()}) from: "

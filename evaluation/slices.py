@@ -36,9 +36,9 @@ import polars as pl
 
 from hir_sdk.graph import TemporalGraph
 from hir_sdk.graph.owners import NO_OWNER, OwnersAsOf
+from hir_sdk.schema.manifest import DAY
 
 _LATE = np.iinfo(np.int64).max
-DAY = 86_400
 COLD_ADS, COLD_OWNERS = "cold-start ads", "cold-start advertisers"
 
 

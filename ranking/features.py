@@ -27,8 +27,8 @@ import polars as pl
 from hir_sdk.graph import TemporalGraph
 from hir_sdk.graph.event_index import NEVER, EventIndex, pair_keys
 from hir_sdk.graph.owners import NO_OWNER, OwnersAsOf
+from hir_sdk.schema.manifest import DAY
 
-DAY = 86_400
 PRIOR_STRENGTH = 20.0  # pseudo-impressions behind each smoothed rate
 
 

@@ -41,7 +41,7 @@ import polars as pl
 from hir_sdk.graph import TemporalGraph
 from hir_sdk.graph.event_index import EventIndex, pair_keys
 from hir_sdk.ranking.hir_lookup import HirLookup
-from hir_sdk.schema.manifest import SECONDS_PER_DAY
+from hir_sdk.schema.manifest import DAY
 
 ROLES = ("exposure", "click")
 HALF_LIVES = (3.0, 14.0)  # days
@@ -88,7 +88,7 @@ class InterestHistory:
         rows = self.lookup.lookup(ad, t)
         pick = self.lookup.snapshot_of(t)
         base = np.where(pick >= 0, self.lookup.base_of[np.maximum(pick, 0)], -1)
-        seconds = [h * SECONDS_PER_DAY for h in self.half_lives]
+        seconds = [h * DAY for h in self.half_lives]
         columns: dict[str, np.ndarray] = {}
         for level, width in enumerate(self._width):
             counts = {role: np.full(len(ad), np.nan) for role in ROLES}

@@ -56,7 +56,9 @@ class Trial:
 
 
 @dataclass(frozen=True)
-class SearchResult:
+class XGBoostSearch:
+    """The outcome of `search_xgboost`: every trial, and the chosen one fitted."""
+
     model: XGBoostBaseline  # the chosen configuration, fitted
     trials: tuple[Trial, ...]  # in grid order
     chosen_index: int  # the trial `model` was fitted in
@@ -76,7 +78,7 @@ def search_xgboost(
     grid: Sequence[Mapping[str, float]] = XGBOOST_GRID,
     name: str = "xgboost",
     feature_sets: Mapping[str, Sequence[str]] | None = None,
-) -> SearchResult:
+) -> XGBoostSearch:
     """Fit `base` with each grid point's overrides (on each of `feature_sets`, default all
     columns); keep the lowest validation log loss."""
     if not grid:
@@ -105,4 +107,4 @@ def search_xgboost(
     )
     # min keeps the first of equal losses
     chosen = min(range(len(trials)), key=lambda i: trials[i].validation_logloss)
-    return SearchResult(models[chosen], trials, chosen)
+    return XGBoostSearch(models[chosen], trials, chosen)

@@ -10,10 +10,10 @@ import pytest
 
 from hir_sdk.graph import TemporalGraph, build_graph_from_dir
 from hir_sdk.schema import DatasetManifest, EdgeTypeSpec, TimeSplits
+from hir_sdk.schema.manifest import DAY
 from hir_sdk.synth import SCALES, generate_world, write_world
 
 T0 = 1_767_225_600  # 2026-01-01T00:00:00Z
-DAY = 86_400
 
 
 @pytest.fixture(scope="session")

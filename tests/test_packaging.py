@@ -56,6 +56,18 @@ def test_subpackages_resolve_to_their_source_roots():
         assert Path(module.__file__).resolve().parent == ROOT / folder
 
 
+def test_every_subpackage_is_listed_in_the_package_docstring_and_the_layout():
+    """`hir_sdk.__doc__` names each subpackage, and docs/architecture.md's layout block
+    has a line for each folder, so neither falls behind the code."""
+    layout = (ROOT / "docs" / "architecture.md").read_text()
+    layout = layout[layout.index("## Package layout") :]
+    for package in sorted(_packages_on_disk() - {"hir_sdk"}):
+        short = package.removeprefix("hir_sdk.")
+        assert f"`{package}`" in hir_sdk.__doc__ or f"`{short}`" in hir_sdk.__doc__, package
+        folder = short.split(".")[-1] + "/"
+        assert f"\n{folder} " in layout or f"  {folder} " in layout, package
+
+
 def test_console_script_is_declared():
     assert _pyproject()["project"]["scripts"]["hir"] == "hir_sdk.cli.main:main"
     assert hir_sdk.__version__ == _pyproject()["project"]["version"]

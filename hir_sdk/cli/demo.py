@@ -38,12 +38,12 @@ from hir_sdk.cli.bounded_int import at_least
 from hir_sdk.datasets import MOVIELENS_100K, movielens_100k
 from hir_sdk.graph import TemporalGraph, build_graph_from_dir, save_graph, summarize
 from hir_sdk.io.atomic import atomic_output_dir, check_free
+from hir_sdk.schema.manifest import DAY
 from hir_sdk.synth import SCALES, TRUTH_DIR, generate_world, write_world
 
 if TYPE_CHECKING:
     from hir_sdk.training import TrainConfig
 
-DAY = 86_400
 SYNTHETIC = "synthetic"
 
 

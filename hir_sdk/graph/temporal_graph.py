@@ -26,7 +26,7 @@ import numpy as np
 
 from hir_sdk.errors import InputError
 from hir_sdk.schema.columns import listed
-from hir_sdk.schema.manifest import SECONDS_PER_DAY, DatasetManifest, EdgeType
+from hir_sdk.schema.manifest import DAY, DatasetManifest, EdgeType
 from hir_sdk.schema.node_index import MISSING, search_sorted
 
 UNKNOWN_TIME = np.iinfo(np.int64).min  # created_ts of nodes without one: always existed
@@ -220,9 +220,7 @@ class TemporalGraph:
     @cached_property
     def half_life_s(self) -> np.ndarray:
         """(num edge types,) decay half-life in seconds."""
-        return np.asarray(
-            [spec.half_life_days * SECONDS_PER_DAY for spec in self.manifest.edge_types]
-        )
+        return np.asarray([spec.half_life_days * DAY for spec in self.manifest.edge_types])
 
     def decay_weights(self, edges: np.ndarray, at: int | np.ndarray) -> np.ndarray:
         """Time-decayed weights `w * 2 ** (-(at - ts) / half_life)` of `edges` seen at time

@@ -31,7 +31,7 @@ from hir_sdk.sampling.node_features import NodeFeaturizer
 from hir_sdk.sampling.packing import PackedBatch, bucket_length, pack
 from hir_sdk.sampling.subgraphs import Subgraphs
 from hir_sdk.sampling.views import ViewSampler
-from hir_sdk.schema.manifest import SECONDS_PER_DAY
+from hir_sdk.schema.manifest import DAY
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ def anchors_from_events(
     edges = edges[np.isin(graph.etype[edges], codes)]
     node = np.concatenate([graph.src[edges], graph.dst[edges]])
     ts = np.concatenate([graph.ts[edges], graph.ts[edges]])
-    day = ts // SECONDS_PER_DAY
+    day = ts // DAY
     order = np.lexsort((ts, day, node))
     node, ts, day = node[order], ts[order], day[order]
     first = np.ones(len(node), dtype=bool)
@@ -95,7 +95,7 @@ class AnchorSchedule:
         order = np.lexsort((anchors, cutoffs))
         self.anchors, self.cutoffs = anchors[order], cutoffs[order]
         self.config = config
-        chunk_s = int(config.chunk_days * SECONDS_PER_DAY)
+        chunk_s = int(config.chunk_days * DAY)
         start = int(self.cutoffs[0]) if len(self.cutoffs) else 0
         chunk = (self.cutoffs - start) // chunk_s
         self._bounds = np.flatnonzero(np.diff(chunk)) + 1

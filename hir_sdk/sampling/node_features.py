@@ -23,7 +23,7 @@ from hir_sdk.graph.event_index import NEVER, EventIndex
 from hir_sdk.graph.temporal_graph import TemporalGraph
 from hir_sdk.sampling.counter_rng import hash_keys
 from hir_sdk.sampling.encodings import age_buckets
-from hir_sdk.schema.manifest import SECONDS_PER_DAY
+from hir_sdk.schema.manifest import DAY
 
 if TYPE_CHECKING:
     from hir_sdk.knowledge.knowledge_base import KnowledgeBase
@@ -153,7 +153,7 @@ class NodeFeaturizer:
             groups.reshape(-1), np.repeat(cutoffs, len(types))
         ).reshape(len(nodes), len(types))
         last = self._by_node.last_before(nodes, cutoffs)
-        age = np.where(last == NEVER, np.inf, (cutoffs - last) / SECONDS_PER_DAY)
+        age = np.where(last == NEVER, np.inf, (cutoffs - last) / DAY)
         idle = np.where(np.isfinite(age), np.log1p(np.where(np.isfinite(age), age, 0)), -1.0)
         stats = np.concatenate([np.log1p(degree), idle[:, None]], axis=1).astype(np.float32)
         recency = age_buckets(np.where(last == NEVER, 10**12, cutoffs - last)).astype(np.int64)

@@ -2,6 +2,7 @@
 
 from hir_sdk.schema.dataset import CONTENT_FILE, EDGES_FILE, NODES_FILE, Dataset, load_dataset
 from hir_sdk.schema.manifest import (
+    DAY,
     EDGE_ROLES,
     MANIFEST_FILE,
     DatasetManifest,
@@ -13,6 +14,7 @@ from hir_sdk.schema.manifest import (
 )
 
 __all__ = [
+    "DAY",
     "CONTENT_FILE",
     "EDGES_FILE",
     "EDGE_ROLES",

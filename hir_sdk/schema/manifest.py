@@ -50,7 +50,7 @@ from hir_sdk.errors import InputError
 NodeType = str
 EdgeType = tuple[str, str, str]
 EDGE_ROLES = ("exposure", "click", "engagement", "conversion", "structural")
-SECONDS_PER_DAY = 86_400
+DAY = 86_400  # seconds: every time in a dataset is a Unix timestamp in seconds
 MANIFEST_FILE = "manifest.toml"
 # The last second a TOML (and ISO-8601) datetime can write, 9999-12-31T23:59:59Z: every
 # time of a dataset lies in [0, MAX_TIME], so it can be written back and shown as a date.
@@ -216,7 +216,7 @@ class DatasetManifest:
 
     @property
     def attribution_window_s(self) -> int:
-        return int(round(self.attribution_window_days * SECONDS_PER_DAY))
+        return int(round(self.attribution_window_days * DAY))
 
     def to_toml(self) -> str:
         """Render as TOML that `load_manifest` reads back to an equal manifest.

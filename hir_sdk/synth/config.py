@@ -6,8 +6,8 @@ import math
 from dataclasses import dataclass, field
 
 from hir_sdk.errors import InputError
+from hir_sdk.schema.manifest import DAY
 
-DAY = 86_400
 WORLD_START = 1_767_225_600  # 2026-01-01T00:00:00Z
 
 

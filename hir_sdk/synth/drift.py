@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hir_sdk.synth.config import DAY, SynthConfig
+from hir_sdk.schema.manifest import DAY
+from hir_sdk.synth.config import SynthConfig
 from hir_sdk.synth.population import SLOTS, Users, related_leaf
 
 _TS_SHIFT = np.int64(1) << np.int64(34)  # (user * SLOTS + slot) * 2**34 + ts stays < 2**63

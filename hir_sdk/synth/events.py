@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hir_sdk.schema.manifest import DAY
 from hir_sdk.synth.config import SynthConfig
 from hir_sdk.synth.drift import InterestMoves, apply_moves
 from hir_sdk.synth.population import (
@@ -157,7 +158,7 @@ def make_funnel(
         (rng.random(len(ad)) < rates.other_product) & live_other, other, cat.ad_product[ad]
     )
     bought = rng.random(len(cart_rows)) < np.asarray(rates.purchase)[match[carted]]
-    buy_ts = cart_ts[bought] + _delay(rng, 86_400.0, 1.3, int(bought.sum()))
+    buy_ts = cart_ts[bought] + _delay(rng, float(DAY), 1.3, int(bought.sum()))
     buy_user, buy_product = imp.user[cart_rows][bought], product[bought]
     pixel = cat.adv_pixel[advertiser[bought]]
     fired = (pixel >= 0) & (rng.random(len(pixel)) < rates.pixel_fire)

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hir_sdk.synth.config import DAY, SynthConfig
+from hir_sdk.schema.manifest import DAY
+from hir_sdk.synth.config import SynthConfig
 from hir_sdk.synth.taxonomy import LEAVES_PER_MID, MIDS_PER_SUPER, N_LEAVES, N_SUPERS
 
 SLOTS = 4  # leaf slots in a user's interest mixture

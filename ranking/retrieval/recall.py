@@ -1,11 +1,11 @@
-"""Recall@k of retrieved ids against reference ids (usually `exact_knn`), vectorised.
+"""Neighbour recall: how many of the reference's top k (usually `exact_knn`) a search found.
 
 For query b, with R_b the distinct valid ids (not -1) among the first k reference ids and
 F_b the distinct ids among the first k retrieved ids:
 
     recall_b = |F_b & R_b| / |R_b|        (NaN when R_b is empty)
 
-`recall_at_k` averages over the queries with a non-empty R_b. Ids are matched per query
+`neighbor_recall` averages over the queries with a non-empty R_b. Ids are matched per query
 by sorting (query, id) pairs once, so there is no Python loop over queries.
 """
 
@@ -19,7 +19,7 @@ from hir_sdk.ranking.retrieval.input_checks import ArrayLike, check_positive, to
 PAD_ID = -1
 
 
-def per_query_recall(
+def per_query_neighbor_recall(
     retrieved: ArrayLike, reference: ArrayLike, k: int | None = None
 ) -> np.ndarray:
     """(B,) float64 recall of each query's first k retrieved ids against its first k
@@ -58,9 +58,10 @@ def per_query_recall(
         return np.where(size > 0, hits / size, np.nan)
 
 
-def recall_at_k(retrieved: ArrayLike, reference: ArrayLike, k: int | None = None) -> float:
-    """Mean of `per_query_recall` over queries whose reference is non-empty (NaN if none)."""
-    values = per_query_recall(retrieved, reference, k)
+def neighbor_recall(retrieved: ArrayLike, reference: ArrayLike, k: int | None = None) -> float:
+    """Mean of `per_query_neighbor_recall` over the queries whose reference is non-empty
+    (NaN if there are none)."""
+    values = per_query_neighbor_recall(retrieved, reference, k)
     defined = values[~np.isnan(values)]
     return float(defined.mean()) if defined.size else float("nan")
 

@@ -39,8 +39,9 @@ from hir_sdk.ranking.sequence.online_ranker import (
     OnlineRankerConfig,
 )
 from hir_sdk.ranking.sequence.ranker_bundle import OnlineInputs, OnlineRankerBundle
-from hir_sdk.ranking.sequence.user_cache import DAY, UserEmbeddingCache, snapshot_time
+from hir_sdk.ranking.sequence.user_cache import UserEmbeddingCache, snapshot_time
 from hir_sdk.ranking.sequence.user_model import UserModel, UserModelConfig
+from hir_sdk.schema.manifest import DAY
 
 
 @dataclass(frozen=True)

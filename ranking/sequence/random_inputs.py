@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 
 from hir_sdk.ranking.sequence.online_ranker import CandidateInputs
+from hir_sdk.schema.manifest import DAY
 
 
 def random_events(
@@ -27,7 +28,7 @@ def random_events(
     return (
         torch.where(mask, torch.randint(0, items, (n, length), generator=generator), -1),
         torch.where(mask, torch.randint(0, num_actions, (n, length), generator=generator), -1),
-        torch.where(mask, torch.randint(60, 60 * 86_400, (n, length), generator=generator), 0),
+        torch.where(mask, torch.randint(60, 60 * DAY, (n, length), generator=generator), 0),
         mask,
         torch.randn(n, length, hir_dim, generator=generator) * mask[..., None],
         mask.clone(),

@@ -49,7 +49,7 @@ def _thresholds() -> torch.Tensor:
 AGE_THRESHOLDS = _thresholds()
 
 
-def age_buckets(age_s: torch.Tensor) -> torch.Tensor:
+def event_age_buckets(age_s: torch.Tensor) -> torch.Tensor:
     """Log-scale bucket of an age in whole seconds: 2 buckets per doubling from one
     minute. Counted against integer thresholds, so every backend (and the ONNX export,
     whose log2 rounds differently at exact powers of two) gives the same bucket."""
@@ -124,7 +124,7 @@ class EventTokenizer(nn.Module):
     ) -> torch.Tensor:
         """The token formula once the id rows are looked up (by TorchRec here, by a plain
         gather in the ONNX export)."""
-        tokens = self.action(action.clamp(min=0)) + self.age(age_buckets(age)) + id_dense
+        tokens = self.action(action.clamp(min=0)) + self.age(event_age_buckets(age)) + id_dense
         if self.hir is not None:
             if hir is None or hir_found is None:
                 raise ValueError("this tokenizer was built with hir_dim > 0: pass hir, hir_found")

@@ -12,8 +12,6 @@ from collections.abc import Callable
 
 import numpy as np
 
-DAY = 86_400
-
 
 def snapshot_time(t: np.ndarray, refresh_s: int) -> np.ndarray:
     """The refresh a request at time `t` reads: the start of its refresh period (<= t)."""

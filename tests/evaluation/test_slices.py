@@ -15,6 +15,7 @@ from hir_sdk.evaluation.slices import slice_rules
 from hir_sdk.evaluation.slices import test_slices as slices_of
 from hir_sdk.graph.owners import OwnersAsOf, owner_of_nodes
 from hir_sdk.schema import EdgeTypeSpec
+from hir_sdk.schema.manifest import DAY
 from tests.conftest import T0
 from tests.hand_graph import (
     IMPRESSION,
@@ -25,7 +26,6 @@ from tests.hand_graph import (
     hand_graph,
 )
 
-DAY = 86_400
 NEW_ADS = "new ads (first exposure < {} days before the request)"
 NEW = "new advertisers (first exposure < {} days before the request)"
 

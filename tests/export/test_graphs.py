@@ -16,7 +16,7 @@ from hir_sdk.model.inputs import random_inputs
 from hir_sdk.ranking.calibration import PlattScaling
 from hir_sdk.ranking.sequence.online_ranker import CandidateInputs, OnlineRanker, OnlineRankerConfig
 from hir_sdk.ranking.sequence.random_inputs import random_candidates, random_events
-from hir_sdk.ranking.sequence.tokenizer import AGE_THRESHOLDS, _log_bucket, age_buckets
+from hir_sdk.ranking.sequence.tokenizer import AGE_THRESHOLDS, _log_bucket, event_age_buckets
 
 
 def _encoder(content_dim: int, stats_dim: int) -> HierarchicalEncoder:
@@ -112,8 +112,8 @@ def test_age_buckets_by_thresholds_equal_the_log_definition():
             torch.randint(0, 2**40, (50_000,), generator=torch.Generator().manual_seed(0)),
         ]
     )
-    np.testing.assert_array_equal(age_buckets(ages).numpy(), _log_bucket(ages).numpy())
-    assert age_buckets(torch.tensor([59, 60, 61])).tolist() == [1, 2, 2]  # 1 min: bucket 2
+    np.testing.assert_array_equal(event_age_buckets(ages).numpy(), _log_bucket(ages).numpy())
+    assert event_age_buckets(torch.tensor([59, 60, 61])).tolist() == [1, 2, 2]  # 1 min: bucket 2
 
 
 @pytest.mark.parametrize("hir_dim", [16, 0])

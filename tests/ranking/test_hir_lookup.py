@@ -16,10 +16,9 @@ from hir_sdk.errors import InputError
 from hir_sdk.interests.arrivals import ARRIVALS_SINCE
 from hir_sdk.interests.hierarchy import snapshot_nodes, snapshot_rows
 from hir_sdk.ranking.hir_lookup import ALIGNED_READ_UNTIL, HirLookup, _RowIndex
+from hir_sdk.schema.manifest import DAY
 from hir_sdk.training.as_of import run_selected_until, selected_until
 from hir_sdk.training.config import load_config
-
-DAY = 86_400
 
 
 def test_a_run_that_selects_on_validation_is_read_until_the_test_start(

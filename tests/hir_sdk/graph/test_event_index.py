@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from hir_sdk.graph.event_index import NEVER, EventIndex
-
-DAY = 86_400
+from hir_sdk.schema.manifest import DAY
 
 
 def _events(seed: int, n: int = 600, groups: int = 7):

@@ -12,9 +12,8 @@ from hir_sdk.interests import embed_entities
 from hir_sdk.interests.arrivals import arrival_times, embed_arrivals
 from hir_sdk.interests.hierarchy import snapshot_nodes
 from hir_sdk.ranking.hir_lookup import HirLookup
+from hir_sdk.schema.manifest import DAY
 from hir_sdk.training.embedder import Embedder
-
-DAY = 86_400
 
 
 @pytest.fixture(scope="module")

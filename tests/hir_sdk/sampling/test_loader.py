@@ -22,7 +22,7 @@ from hir_sdk.sampling.loader import (
     worker_start_method,
 )
 from hir_sdk.sampling.node_features import NodeFeaturizer
-from hir_sdk.schema.manifest import SECONDS_PER_DAY
+from hir_sdk.schema.manifest import DAY
 from tests.thread_settings import thread_settings
 
 
@@ -80,7 +80,7 @@ def test_shuffling_stays_within_time_chunks(setup):
     e0, e1 = schedule.epoch_order(0), schedule.epoch_order(1)
     assert sorted(e0.tolist()) == list(range(len(anchors)))
     assert e0.tolist() != e1.tolist()  # epochs differ
-    chunk = (schedule.cutoffs - schedule.cutoffs[0]) // (3 * SECONDS_PER_DAY)
+    chunk = (schedule.cutoffs - schedule.cutoffs[0]) // (3 * DAY)
     assert (np.diff(chunk[e0]) >= 0).all()  # chunks stay in time order
     assert not (np.diff(schedule.cutoffs[e0]) >= 0).all()  # but shuffled inside
 
@@ -90,7 +90,7 @@ def test_anchors_from_events(tiny_graph):
     lo, hi = tiny_graph.manifest.time.window("train")
     assert ((cutoffs >= lo) & (cutoffs < hi)).all()
     assert (tiny_graph.created_ts[anchors] < cutoffs).all()
-    pairs = set(zip(anchors.tolist(), (cutoffs // SECONDS_PER_DAY).tolist(), strict=True))
+    pairs = set(zip(anchors.tolist(), (cutoffs // DAY).tolist(), strict=True))
     assert len(pairs) == len(anchors)  # once per node and day
     assert len(set(tiny_graph.node_type_of(anchors).tolist())) >= 2
 

@@ -15,8 +15,8 @@ import polars as pl
 import pytest
 
 from hir_sdk.errors import InputError
+from hir_sdk.schema.manifest import DAY
 from hir_sdk.synth import SCALES, SynthConfig, generate_world
-from hir_sdk.synth.config import DAY
 
 DRIFT = 0.05
 CFG = dataclasses.replace(SCALES["tiny"], n_users=3000)

@@ -7,8 +7,8 @@ import polars as pl
 import pytest
 
 from hir_sdk.schema import load_dataset
+from hir_sdk.schema.manifest import DAY
 from hir_sdk.synth import SCALES, generate_world, write_world
-from hir_sdk.synth.config import DAY
 from hir_sdk.synth.taxonomy import N_LEAVES, SUPER_INTERESTS, leaf_at
 
 TINY = SCALES["tiny"]

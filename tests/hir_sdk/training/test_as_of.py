@@ -8,11 +8,10 @@ import numpy as np
 import pytest
 
 from hir_sdk.errors import InputError
+from hir_sdk.schema.manifest import DAY
 from hir_sdk.training import TrainConfig, Trainer
 from hir_sdk.training.as_of import trained_until, training_graph
 from hir_sdk.training.config import DistillConfig, EngagementConfig
-
-DAY = 86_400
 
 
 def test_trained_until_defaults_to_the_validation_start_and_checks_range(tiny_graph):

@@ -7,7 +7,13 @@ import numpy as np
 import pytest
 
 from hir_sdk.errors import InputError
-from hir_sdk.ranking.retrieval import CellRouter, InvertedIndex, exact_knn, probe_bags, recall_at_k
+from hir_sdk.ranking.retrieval import (
+    CellRouter,
+    InvertedIndex,
+    exact_knn,
+    neighbor_recall,
+    probe_bags,
+)
 
 CELLS, DIM = 32, 16
 
@@ -38,7 +44,7 @@ def test_router_finds_the_cells_the_centroids_miss() -> None:
     for name, scores in (("centroid", test @ centres.T), ("router", router.scores(test))):
         bags = probe_bags(scores[:, None, :], 2)
         found = index.search(bags, 20, query_embeddings=test, gather_codebooks=1)
-        recall[name] = recall_at_k(found.ids, truth, 20)
+        recall[name] = neighbor_recall(found.ids, truth, 20)
     assert recall["router"] > 1.5 * recall["centroid"]
     assert recall["router"] > recall["centroid"] + 0.1
 

@@ -8,7 +8,7 @@ import torch
 from hir_sdk.ranking.sequence import OnlineRanker, OnlineRankerConfig, UserModel, UserModelConfig
 from hir_sdk.ranking.sequence.moe import MoEHeads
 from hir_sdk.ranking.sequence.online_ranker import CandidateInputs, candidate_kjt
-from hir_sdk.ranking.sequence.tokenizer import age_buckets, hash_ids
+from hir_sdk.ranking.sequence.tokenizer import event_age_buckets, hash_ids
 
 
 def _events(B, L, hir_dim, seed=0):
@@ -125,5 +125,5 @@ def test_candidate_kjt_layout():
 
 def test_age_buckets_are_log_scale():
     minute = 60
-    b = age_buckets(torch.tensor([0, minute, 3 * minute, 7 * minute, 10**12]))
+    b = event_age_buckets(torch.tensor([0, minute, 3 * minute, 7 * minute, 10**12]))
     assert b.tolist() == [0, 2, 4, 6, 47]
