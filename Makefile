@@ -44,10 +44,11 @@ lint: setup
 	$(VENV)/bin/ruff format --check .
 
 # two workers (pytest-xdist), one per core of the 2-core CI machine: most tests run one
-# Python thread. Whole files go to one worker, so a module's fixtures are built once.
+# Python thread. Whole files go to one worker, so a module's fixtures are built once;
+# modules marked `long` go first (tests/conftest.py), not the ones with the most tests.
 PYTEST_WORKERS ?= 2
 pytest: setup
-	$(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadfile
+	$(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 docs: setup
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site

@@ -16,6 +16,13 @@ from hir_sdk.synth import SCALES, generate_world, write_world
 T0 = 1_767_225_600  # 2026-01-01T00:00:00Z
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Modules marked `long` first, the rest in their usual order: under `make test`'s two
+    workers (whole files each, `--no-loadscope-reorder`) the long files then start at once
+    rather than last, and the short ones fill in around them."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+
+
 @pytest.fixture(scope="session")
 def tiny_world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The `tiny` synthetic world, seed 0, written once per test session."""

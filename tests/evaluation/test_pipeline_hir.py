@@ -15,6 +15,8 @@ from hir_sdk.evaluation.pipeline import ABConfig, run_ab
 from hir_sdk.ranking.baselines import XGBoostConfig
 from hir_sdk.ranking.sequence import MultiStageConfig, OnlineRankerConfig, UserModelConfig
 
+pytestmark = pytest.mark.long  # minutes of work: scheduled first (tests/conftest.py)
+
 SMALL_RANKER = MultiStageConfig(
     user_model=UserModelConfig(dim=16, heads=2, layers=1, out_dim=8, history=32),
     ranker=OnlineRankerConfig(dim=16, heads=2, recent=8, hidden=16, experts=2, top_k=1),

@@ -22,6 +22,8 @@ from hir_sdk.ranking.hir_lookup import ALIGNED_READ_UNTIL, read_until
 from hir_sdk.training import TrainConfig, Trainer
 from tests.evaluation.conftest import EARLY, SMALL
 
+pytestmark = pytest.mark.long  # minutes of work: scheduled first (tests/conftest.py)
+
 
 @pytest.fixture(scope="module")
 def refresh_run(tiny_world: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -25,6 +25,8 @@ from hir_sdk.training import TrainConfig
 from hir_sdk.training.config import DistillConfig, EngagementConfig, ModelSizes
 from tests.evaluation.test_pipeline_hir import SMALL_RANKER
 
+pytestmark = pytest.mark.long  # minutes of work: scheduled first (tests/conftest.py)
+
 AB = ABConfig(n_bootstrap=10, xgboost=XGBoostConfig(n_estimators=30))
 UNTIL = 1_768_608_000  # 2026-01-17, the end of the encoders' training window
 

@@ -18,6 +18,7 @@ from hir_sdk.bom import AdditiveQuantizer
 from hir_sdk.cli.main import main
 from hir_sdk.errors import InputError
 from hir_sdk.export import export_run, load_serving, read_metadata
+from hir_sdk.export.export_run import ExportResult
 from hir_sdk.export.parity import Parity
 from hir_sdk.export.serving import RankerSession
 from hir_sdk.interests import embed_entities, write_embeddings
@@ -27,6 +28,8 @@ from hir_sdk.ranking.sequence.online_ranker import CandidateInputs
 from hir_sdk.ranking.sequence.ranker_bundle import META_FILE, OnlineRankerBundle
 from hir_sdk.training.embedder import Embedder
 from tests.page_example import page_example
+
+pytestmark = pytest.mark.long  # minutes of work: scheduled first (tests/conftest.py)
 
 
 def test_export_page_example(export_page: tuple[dict[str, object], str]) -> None:
@@ -156,11 +159,9 @@ def test_mismatched_inputs_are_one_clear_error(exported, saved_ranker):
         serving.quantizer.run({"z": z})
 
 
-def test_cli_export_failures(
-    tiny_world, export_run_dir, saved_ranker, tmp_path, capsys, monkeypatch
-):
-    """Exit 2 before any work for bad arguments; exit 1 when the parity check fails (the
-    success path is the docs example, `test_export_page_example`)."""
+def test_cli_export_failures(tiny_world, export_run_dir, exported, tmp_path, capsys, monkeypatch):
+    """Exit 2 before any work for bad arguments or an existing output; exit 1 when the
+    parity check fails (the success path is the docs example, `test_export_page_example`)."""
     out = tmp_path / "onnx"
     args = ["export", "--run", str(export_run_dir), "--data", str(tiny_world), "--out", str(out)]
     not_a_ranker = tmp_path / "not_a_ranker"  # beside --out: an output never lies in an input
@@ -168,21 +169,21 @@ def test_cli_export_failures(
     assert main([*args, "--ranker", str(not_a_ranker)]) == 2
     assert "not a saved online ranker" in capsys.readouterr().err
     assert not out.exists()
-    monkeypatch.setattr("hir_sdk.export.parity.TOLERANCE", -1.0)  # every float diff fails
+    # the example's output exists: not replaced without --overwrite
+    assert main([*args[:-1], str(exported.out)]) == 2
+    assert "--overwrite" in capsys.readouterr().err
+    failed = Parity("encoder", 8, 2e-3, 0, ids="cluster")
+    assert not failed.ok
+
+    def export_with_a_failed_check(*_args, **kwargs) -> ExportResult:
+        assert kwargs["check"] and kwargs["check_nodes"] == 8
+        return ExportResult(out, ["encoder.onnx", "quantizer.onnx"], [failed])
+
+    monkeypatch.setattr("hir_sdk.export.export_run.export_run", export_with_a_failed_check)
     assert main([*args, "--check", "--check-nodes", "8"]) == 1
     printed = capsys.readouterr().out
-    assert "exported encoder.onnx, quantizer.onnx to" in printed
-    assert "encoder" in printed and "parity check FAILED" in printed
-    meta = json.loads((out / "export.json").read_text())
-    assert [p["ok"] for p in meta["parity"]] == [False, False, False]
-    assert sorted(p.name for p in out.iterdir()) == [
-        ".hir-output.json",  # the output marker (hir_sdk.io.MARKER_FILE)
-        "encoder.onnx",
-        "export.json",
-        "quantizer.onnx",
-    ]
-    assert main(args) == 2  # the output exists now: not replaced without --overwrite
-    assert "--overwrite" in capsys.readouterr().err
+    assert f"exported encoder.onnx, quantizer.onnx to {out}" in printed
+    assert failed.render() in printed and "parity check FAILED" in printed
 
 
 def test_parity_rules():

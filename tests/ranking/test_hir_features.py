@@ -16,6 +16,8 @@ from hir_sdk.ranking.hir_lookup import HirLookup
 from hir_sdk.ranking.interest_history import InterestHistory
 from hir_sdk.ranking.recent_interest import RecentInterest
 
+pytestmark = pytest.mark.long  # minutes of work: scheduled first (tests/conftest.py)
+
 
 @pytest.fixture(scope="module")
 def later(tiny_run, tiny_world):

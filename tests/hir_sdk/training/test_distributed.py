@@ -21,6 +21,8 @@ from hir_sdk.training.distributed import device_for, local_rank
 from tests.hir_sdk.training import two_rank_worker
 from tests.hir_sdk.training.test_trainer import CONFIG
 
+pytestmark = pytest.mark.long  # minutes of work: scheduled first (tests/conftest.py)
+
 ROOT = Path(__file__).resolve().parents[3]
 
 STEPS = 3
