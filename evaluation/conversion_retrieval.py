@@ -162,6 +162,16 @@ def ranked_lists(
     return RankedLists(users, truth, ad_nodes, seen, graph.num_nodes, lists)
 
 
+def repeats_conversions(graph: TemporalGraph, window: str = "train") -> bool:
+    """Whether some user converts on the same ad more than once among `window`'s labels.
+
+    Where none does (rating data: one rating per movie), an ad a user already had cannot be
+    one they convert on later, so `exclude_seen` is the fair protocol; where users do (ads
+    logs), leaving seen ads out would hide real conversions."""
+    pairs = build_examples(graph, window).frame.filter(pl.col("label") == 1).select("user", "ad")
+    return pairs.height > pairs.unique().height
+
+
 def conversion_recall(
     graph: TemporalGraph,
     snapshot: EntityEmbeddings,

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from hir_sdk import __version__
-from hir_sdk.cli import ab, dataset, demo, embed, export, fit, graph, synth
+from hir_sdk.cli import ab, dataset, demo, embed, export, fit, graph, run, synth
 from hir_sdk.errors import InputError
 
 BROKEN_PIPE = 128 + 13  # the status of a process ended by SIGPIPE
@@ -25,7 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"hir-sdk {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (synth, dataset, graph, fit, embed, ab, export, demo):
+    for module in (synth, dataset, graph, fit, embed, ab, export, run, demo):
         module.register(commands)
     return parser
 

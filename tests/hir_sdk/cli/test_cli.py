@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 
 from hir_sdk.cli.main import main
-from hir_sdk.interests import read_embeddings
 from hir_sdk.io.output_folder import marker_kind
-from hir_sdk.schema.manifest import load_manifest
+from hir_sdk.schema import load_dataset
 from hir_sdk.training import load_config
 
 RUNS = ("run", "run_validation", "run_test")  # the demo's encoder and its refreshes
@@ -84,10 +83,41 @@ seed_rows = 256
 """
 
 
+@pytest.mark.parametrize(
+    ("dataset", "name", "truth"),
+    [("synthetic", "synthetic-tiny", True), ("movielens-100k", "movielens-100k", False)],
+)
+def test_demo_writes_the_data_then_runs_the_job(
+    dataset, name, truth, tmp_path, capsys, monkeypatch
+):
+    """`hir demo` is: write the built-in data into `--out/data`, then `hir run`'s job on
+    it (`run_job`, tested end to end by tests/hir_sdk/cli/test_run.py; the whole demo by
+    `test_demo_tiny`, in `make test-slow`)."""
+    out, config = tmp_path / "demo", tmp_path / "encoder.toml"
+    config.write_text(SMALL_ENCODER)
+    calls = []
+
+    def run_job(data, tmp, args, base, step, *, truth):
+        dataset = load_dataset(data)  # the data is whole and valid when the job starts
+        calls.append((data.relative_to(tmp), truth and truth.relative_to(tmp), base))
+        return dataset.manifest.name
+
+    monkeypatch.setattr("hir_sdk.cli.demo.run_job", run_job)
+    monkeypatch.setattr("hir_sdk.cli.demo.print_results", lambda result, out: calls.append(result))
+    argv = ["demo", "--out", str(out), "--dataset", dataset, "--scale", "tiny"]
+    assert main([*argv, "--config", str(config)]) == 0
+    [(data, truth_dir, base), shown] = calls
+    assert data == Path("data") and shown == name
+    assert truth_dir == (Path("data") / "truth" if truth else None)
+    assert (base.model.dim, base.batch_size, base.use_content) == (32, 24, True)
+    assert marker_kind(out) == "demo" and marker_kind(out / "data") == "dataset"
+    assert "[1/7" in capsys.readouterr().out
+
+
+@pytest.mark.slow  # the whole demo; `hir run`'s job is tested end to end in test_run.py
 def test_demo_tiny(tmp_path, capsys):
-    """The whole pipeline: world, graph, encoder and its warm-started refreshes, snapshots
-    (each by the newest encoder before it), A/B with HIR, ONNX export of the newest; a
-    small encoder from `--config`."""
+    """The whole demo: the world written, then `hir run`'s stages on it, with content
+    features; a small encoder from `--config`."""
     out, config = tmp_path / "demo", tmp_path / "encoder.toml"
     config.write_text(SMALL_ENCODER)
     argv = ["demo", "--out", str(out), "--scale", "tiny", "--steps", "3", "--bootstrap", "20"]
@@ -96,22 +126,9 @@ def test_demo_tiny(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "conversion rate" in printed and "synthetic-tiny" in printed
     assert "refreshed it until the validation and the test start (1 warm-started" in printed
-    t = load_manifest(out / "data" / "manifest.toml").time
+    # the encoders' schedule and which encoder embedded and exported what: test_run.py
     runs = {name: load_config(out / name / "config.toml") for name in RUNS}
-    assert [c.steps for c in runs.values()] == [3, 1, 1]  # refreshes: a third
-    assert {(c.model.dim, c.batch_size, c.distill.seed_rows) for c in runs.values()} == {
-        (32, 24, 256)
-    }
-    assert {c.select for c in runs.values()} == {"last"}
-    assert [Path(c.init_from).name for c in runs.values()] == ["", "run", "run_validation"]
-    assert [c.train_until for c in runs.values()][1:] == [
-        str(t.validation_start),
-        str(t.test_start),
-    ]
-    exported = json.loads((out / "onnx" / "export.json").read_text())
-    assert Path(exported["run"]).name == "run_test"
-    assert exported["trained_until"] == t.test_start
-    assert Path(read_embeddings(out / "embeddings").meta["run"]).name == "run_test"
+    assert {(c.model.dim, c.batch_size, c.use_content) for c in runs.values()} == {(32, 24, True)}
     assert "[7/7" in printed and "xgboost+hir vs xgboost" in printed
     assert "| exact k-NN on embeddings |" in printed and "recall@100" in printed
     assert printed.count(" ok\n") == 3  # encoder, quantizer and BoM index parity

@@ -1,0 +1,95 @@
+"""`hir run`: the main job on a dataset folder in the input format (here a tiny world
+without its content table: the defaults must fit data without content)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+import pytest
+
+from hir_sdk.cli.main import main
+from hir_sdk.cli.run import base_config
+from hir_sdk.interests import read_embeddings
+from hir_sdk.io.output_folder import marker_kind
+from hir_sdk.schema.dataset import CONTENT_FILE
+from hir_sdk.schema.manifest import load_manifest
+from hir_sdk.synth import TRUTH_DIR
+from hir_sdk.training import load_config
+from tests.hir_sdk.cli.test_cli import RUNS
+from tests.hir_sdk.cli.test_cli import SMALL_ENCODER as DEMO_ENCODER
+
+pytestmark = pytest.mark.long  # minutes of work: scheduled first (tests/conftest.py)
+
+# test_cli.py's small encoder, with content features left to the data
+SMALL_ENCODER = DEMO_ENCODER.replace("use_content = true\n", "")
+
+
+def test_content_features_follow_the_data():
+    assert "use_content" not in SMALL_ENCODER
+    assert base_config(None, has_content=True).use_content
+    assert not base_config(None, has_content=False).use_content
+
+
+def test_run_on_a_dataset_without_content(tiny_world, tmp_path, capsys):
+    data, out, config = tmp_path / "data", tmp_path / "job", tmp_path / "encoder.toml"
+    shutil.copytree(tiny_world, data, ignore=shutil.ignore_patterns(CONTENT_FILE, TRUTH_DIR))
+    config.write_text(SMALL_ENCODER)
+    argv = ["run", "--data", str(data), "--out", str(out), "--config", str(config)]
+    argv += ["--steps", "3", "--bootstrap", "20"]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "[6/6" in printed
+    assert "refreshed it until the validation and the test start (1 warm-started" in printed
+    # the encoder and its warm-started refreshes; each snapshot by the newest before it
+    t = load_manifest(data / "manifest.toml").time
+    runs = {name: load_config(out / name / "config.toml") for name in RUNS}
+    assert [c.steps for c in runs.values()] == [3, 1, 1]  # refreshes: a third
+    assert {(c.model.dim, c.batch_size, c.use_content) for c in runs.values()} == {(32, 24, False)}
+    assert {c.select for c in runs.values()} == {"last"}
+    assert [Path(c.init_from).name for c in runs.values()] == ["", "run", "run_validation"]
+    assert [c.train_until for c in runs.values()][1:] == [
+        str(t.validation_start),
+        str(t.test_start),
+    ]
+    exported = json.loads((out / "onnx" / "export.json").read_text())
+    assert Path(exported["run"]).name == "run_test"
+    assert exported["trained_until"] == t.test_start
+    assert Path(read_embeddings(out / "embeddings").meta["run"]).name == "run_test"
+    assert "| exact k-NN on embeddings |" in printed and "xgboost+hir vs xgboost" in printed
+    assert printed.count(" ok\n") == 3  # encoder, quantizer and BoM index parity
+    job = tomllib.loads((out / "job.toml").read_text())
+    assert job["data"] == str(data.resolve()) and job["refresh_steps"] == 1
+    assert job["ab"] == {"control": "xgboost", "treatment": "xgboost+hir", "bootstrap": 20}
+    assert job["encoder"]["model"]["dim"] == 32 and not job["encoder"]["use_content"]
+    assert marker_kind(out) == "job" and marker_kind(out / "ab") == "report"
+    written = {p.name for p in out.iterdir() if not p.name.startswith(".")}
+    assert written == {"ab", "embeddings", "graph", "job.toml", "onnx", *RUNS}  # no data copy
+    assert (out / "ab" / "report.html").exists()
+    assert sorted(p.name for p in (out / "onnx").glob("*.onnx")) == [
+        "encoder.onnx",
+        "quantizer.onnx",
+    ]
+    assert main(argv) == 2  # written by hir run: replaced only with --overwrite
+    assert "pass --overwrite to replace it" in capsys.readouterr().err
+
+
+def test_run_refuses_bad_folders_before_any_work(tiny_world, tmp_path, capsys):
+    absent = tmp_path / "absent"
+    assert main(["run", "--data", str(absent), "--out", str(tmp_path / "a")]) == 2
+    assert "dataset folder not found" in capsys.readouterr().err
+    inside = Path(tiny_world) / "job"
+    assert main(["run", "--data", str(tiny_world), "--out", str(inside)]) == 2
+    assert capsys.readouterr().err and not inside.exists()
+    config = tmp_path / "encoder.toml"
+    config.write_text("[model]\ndim = 0\n")
+    out = tmp_path / "job"
+    assert main(["run", "--data", str(tiny_world), "--out", str(out), "--config", str(config)]) == 2
+    assert str(config) in capsys.readouterr().err and not out.exists()
