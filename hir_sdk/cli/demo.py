@@ -32,7 +32,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from hir_sdk.cli.run import Progress, add_job_options, base_config, print_results, run_job
+from hir_sdk.cli.run import (
+    Progress,
+    ab_config,
+    add_job_options,
+    base_config,
+    print_results,
+    run_job,
+)
 from hir_sdk.datasets import MOVIELENS_100K, movielens_100k
 from hir_sdk.io.atomic import atomic_output_dir, check_free
 from hir_sdk.synth import SCALES, TRUTH_DIR, generate_world, write_world
@@ -68,8 +75,10 @@ def register(commands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     check_free(out, kind="demo", overwrite=args.overwrite)  # before any import or work
-    # the encoder's settings are checked before any work too; both data sets have content
+    # the encoder's and the A/B's settings are checked before any work too; both data
+    # sets have content
     base = base_config(args.config, has_content=True)
+    ab = ab_config(args)
     step = Progress(STAGE_SHARES)
     with atomic_output_dir(out, kind="demo", overwrite=args.overwrite) as tmp:
         if args.dataset == SYNTHETIC:
@@ -81,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         write_world(world, tmp / "data")
         step(f"{what}: {world.edges.num_rows:,} events")
         truth = tmp / "data" / TRUTH_DIR if world.truth else None
-        result = run_job(tmp / "data", tmp, args, base, step, truth=truth)
+        result = run_job(tmp / "data", tmp, args, base, ab, step, truth=truth)
     print_results(result, out)
     print(f"data: {out / 'data'}")
     return 0

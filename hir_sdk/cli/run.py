@@ -37,7 +37,7 @@ from hir_sdk.schema.manifest import DAY
 
 if TYPE_CHECKING:
     from hir_sdk.evaluation.conversion_retrieval import ConversionRecall
-    from hir_sdk.evaluation.pipeline import ABRun
+    from hir_sdk.evaluation.pipeline import ABConfig, ABRun
     from hir_sdk.export.export_run import ExportResult
     from hir_sdk.graph import TemporalGraph
     from hir_sdk.training import TrainConfig
@@ -118,7 +118,18 @@ def base_config(config: str | None, has_content: bool) -> TrainConfig:
     return TrainConfig(batch_size=64, use_content=has_content)
 
 
-def job_settings(data: Path, args: argparse.Namespace, base: TrainConfig) -> dict[str, object]:
+def ab_config(args: argparse.Namespace) -> ABConfig:
+    """The A/B's settings (checked before any work): XGBoost + HIR against XGBoost."""
+    from hir_sdk.evaluation.pipeline import ABConfig
+
+    return ABConfig(
+        control="xgboost", treatment="xgboost+hir", n_bootstrap=args.bootstrap, seed=args.seed
+    )
+
+
+def job_settings(
+    data: Path, args: argparse.Namespace, base: TrainConfig, ab: ABConfig
+) -> dict[str, object]:
     """Every setting of the job, as written to `job.toml`: the data, the schedule, the A/B
     and the encoder's settings before the schedule (each run's `config.toml` holds what
     that run trained with)."""
@@ -127,7 +138,7 @@ def job_settings(data: Path, args: argparse.Namespace, base: TrainConfig) -> dic
         "seed": args.seed,
         "steps": args.steps,
         "refresh_steps": refresh_steps(args),
-        "ab": {"control": "xgboost", "treatment": "xgboost+hir", "bootstrap": args.bootstrap},
+        "ab": {"control": ab.control, "treatment": ab.treatment, "bootstrap": ab.n_bootstrap},
         "encoder": base.to_dict(),
     }
 
@@ -141,6 +152,7 @@ def run_job(
     tmp: Path,
     args: argparse.Namespace,
     base: TrainConfig,
+    ab_settings: ABConfig,
     step: Progress,
     *,
     truth: Path | None = None,
@@ -151,17 +163,14 @@ def run_job(
 
     from hir_sdk.evaluation.conversion_retrieval import conversion_recall, repeats_conversions
     from hir_sdk.evaluation.hir_snapshots import build_hir_lookup
-    from hir_sdk.evaluation.pipeline import ABConfig, run_ab_on_graph, write_report
+    from hir_sdk.evaluation.pipeline import run_ab_on_graph, write_report
     from hir_sdk.export import export_run
     from hir_sdk.graph import build_graph_from_dir, save_graph
     from hir_sdk.interests import write_embeddings
     from hir_sdk.training.as_of import training_midpoint
     from hir_sdk.training.refresh_chain import refresh_ends, train_refreshed
 
-    ab_config = ABConfig(
-        control="xgboost", treatment="xgboost+hir", n_bootstrap=args.bootstrap, seed=args.seed
-    )
-    (tmp / JOB_FILE).write_text(tomli_w.dumps(job_settings(data, args, base)))
+    (tmp / JOB_FILE).write_text(tomli_w.dumps(job_settings(data, args, base, ab_settings)))
     graph = build_graph_from_dir(data)
     save_graph(graph, tmp / "graph")
     step(f"validated and built the graph: {graph.num_nodes:,} nodes, {graph.num_edges:,} edges")
@@ -203,7 +212,7 @@ def run_job(
         "retrieval of the ads users convert on: BoM index, exact k-NN, popularity"
         + (" (what a user had before is left out)" if exclude_seen else "")
     )
-    ab = run_ab_on_graph(graph, ab_config, truth=truth, hir=hir)
+    ab = run_ab_on_graph(graph, ab_settings, truth=truth, hir=hir)
     write_report(ab, tmp / "ab")
     step("offline A/B: XGBoost + HIR features vs XGBoost on the test window")
     exported = export_run(
@@ -259,8 +268,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("dataset folder not found", file=data)
     check_free(out, kind="job", overwrite=args.overwrite, inputs=(data,))  # before any work
     base = base_config(args.config, (data / CONTENT_FILE).exists())
+    ab = ab_config(args)
     step = Progress(STAGE_SHARES)
     with atomic_output_dir(out, kind="job", overwrite=args.overwrite, inputs=(data,)) as tmp:
-        result = run_job(data, tmp, args, base, step)
+        result = run_job(data, tmp, args, base, ab, step)
     print_results(result, out)
     return 0

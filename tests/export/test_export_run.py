@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 
 import numpy as np
 import onnx
@@ -179,7 +180,9 @@ def test_cli_export_failures(tiny_world, export_run_dir, exported, tmp_path, cap
         assert kwargs["check"] and kwargs["check_nodes"] == 8
         return ExportResult(out, ["encoder.onnx", "quantizer.onnx"], [failed])
 
-    monkeypatch.setattr("hir_sdk.export.export_run.export_run", export_with_a_failed_check)
+    # the module (the package's `export_run` attribute is the function of that name)
+    module = sys.modules["hir_sdk.export.export_run"]
+    monkeypatch.setattr(module, "export_run", export_with_a_failed_check)
     assert main([*args, "--check", "--check-nodes", "8"]) == 1
     printed = capsys.readouterr().out
     assert f"exported encoder.onnx, quantizer.onnx to {out}" in printed

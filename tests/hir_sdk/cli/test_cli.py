@@ -97,7 +97,7 @@ def test_demo_writes_the_data_then_runs_the_job(
     config.write_text(SMALL_ENCODER)
     calls = []
 
-    def run_job(data, tmp, args, base, step, *, truth):
+    def run_job(data, tmp, args, base, ab, step, *, truth):
         dataset = load_dataset(data)  # the data is whole and valid when the job starts
         calls.append((data.relative_to(tmp), truth and truth.relative_to(tmp), base))
         return dataset.manifest.name

@@ -179,6 +179,11 @@ def test_fit_refuses_an_existing_run_without_resume(tiny_world, tmp_path, monkey
             "hir_sdk.cli.demo.generate_world",
             "bootstrap resamples must be between",
         ),
+        (
+            ["run", "--data", "{data}", "--bootstrap", "100000000"],
+            "hir_sdk.cli.run.run_job",
+            "bootstrap resamples must be between",
+        ),
     ],
 )
 def test_settings_out_of_bounds_stop_before_any_work(
