@@ -1,7 +1,9 @@
 """The A/B report as one self-contained HTML page.
 
-`render_html(report)` returns an HTML5 document with inline CSS and inline SVG charts (from
-`hir_sdk.evaluation.svg_charts`): no scripts, no external assets, no network. Notable points:
+`render_html(report)` fills the Jinja2 template `templates/report.html.j2` (autoescaped)
+with the report's tables and inline SVG charts (drawn by matplotlib:
+`hir_sdk.evaluation.charts`): one HTML5 document, no scripts, no external assets, no
+network. Notable points:
 
 * The metric table comes from `report.metric_rows`, so the Markdown and HTML reports agree.
 * The verdict box is green when the treatment is significantly better on NE (the whole interval
@@ -19,33 +21,17 @@
 from __future__ import annotations
 
 import math
-from html import escape
+from functools import cache
 
+import jinja2
 import numpy as np
+from markupsafe import Markup
 
 from hir_sdk.evaluation.ab import MetricDelta
+from hir_sdk.evaluation.charts import interval_chart, line_chart
 from hir_sdk.evaluation.report import Report, delta_cell, metric_rows
-from hir_sdk.evaluation.svg_charts import interval_chart, line_chart
 
 GOOD, BAD, NEUTRAL = "#2ca02c", "#d62728", "#7f7f7f"
-
-_CSS = """
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #222;
-       max-width: 980px; margin: 24px auto; padding: 0 16px; line-height: 1.45; }
-h1 { font-size: 1.6em; margin-bottom: 0.3em; }
-h2 { font-size: 1.2em; margin-top: 1.6em; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
-.verdict { padding: 10px 14px; border-radius: 6px; font-weight: 600; border-left: 6px solid; }
-.verdict.good { background: #e8f5e9; border-color: #2ca02c; }
-.verdict.bad { background: #fdecea; border-color: #d62728; }
-.verdict.neutral { background: #f1f1f1; border-color: #7f7f7f; }
-table { border-collapse: collapse; margin: 8px 0; font-size: 0.92em; }
-th, td { border: 1px solid #ddd; padding: 4px 8px; }
-th { background: #f6f6f6; text-align: left; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.charts { display: flex; flex-wrap: wrap; gap: 16px; }
-.note { color: #666; font-size: 0.88em; }
-svg { max-width: 100%; height: auto; }
-""".strip()
 
 
 def _outcome(d: MetricDelta) -> str:
@@ -71,54 +57,23 @@ def _relative_row(label: str, d: MetricDelta) -> tuple[str, float, float, float]
     return label, 100 * d.delta.estimate / c, 100 * d.delta.low / c, 100 * d.delta.high / c
 
 
-def _table(header: list[str], rows: list[list[str]], numeric: set[int]) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in header)
-    body = []
-    for row in rows:
-        cells = "".join(
-            f'<td class="num">{escape(c)}</td>' if i in numeric else f"<td>{escape(c)}</td>"
-            for i, c in enumerate(row)
-        )
-        body.append(f"<tr>{cells}</tr>")
-    return f"<table>\n<tr>{head}</tr>\n" + "\n".join(body) + "\n</table>"
-
-
-def _metrics_section(report: Report) -> list[str]:
+def _metric_chart(report: Report) -> str:
     ab = report.ab
-    level = f"{100 * ab.confidence:.0f}%"
-    header = [
-        "metric",
-        ab.control,
-        ab.treatment,
-        f"delta (treatment - control) [{level} CI]",
-        "relative",
-    ]
-    rows = [list(r) for r in metric_rows(report)]
     shown = [d for d in ab.metrics if d.spec.better != "one"]
     better = {"lower": "lower better", "higher": "higher better"}
-    chart = interval_chart(
+    return interval_chart(
         [_relative_row(f"{d.spec.label} ({better[d.spec.better]})", d) for d in shown],
-        title=f"Relative change, treatment vs control ({level} CI)",
+        title=f"Relative change, treatment vs control ({100 * ab.confidence:.0f}% CI)",
         x_label="(treatment - control) / control, %",
         colors=[_colour(d) for d in shown],
         width=900,
     )
-    return [
-        "<h2>Metrics</h2>",
-        _table(header, rows, {1, 2, 3, 4}),
-        '<p class="note">&#10003; / &#10007;: the treatment is significantly better / worse. '
-        "Dots: green = significantly better, red = significantly worse, grey = not "
-        "significant.</p>",
-        chart,
-    ]
 
 
-def _slices_section(report: Report) -> list[str]:
-    ab = report.ab
-    if not ab.slices:
-        return []
+def _slices(report: Report) -> tuple[list[list[str]], str]:
+    """The slice table's rows and the NE forest plot ("" when no slice has an NE delta)."""
     rows, chart_rows, colours = [], [], []
-    for s in ab.slices:
+    for s in report.ab.slices:
         cells = {d.metric: delta_cell(d) for d in s.deltas}
         rows.append(
             [
@@ -133,32 +88,20 @@ def _slices_section(report: Report) -> list[str]:
         if ne is not None:
             chart_rows.append(_relative_row(s.name, ne))
             colours.append(_colour(ne))
-    out = ["<h2>Slices</h2>"]
-    if chart_rows:
-        out.append(
-            interval_chart(
-                chart_rows,
-                title="NE change per slice (lower is better)",
-                x_label="(treatment - control) / control NE, %",
-                colors=colours,
-                width=900,
-            )
-        )
-    out.append(
-        _table(
-            ["slice", "examples", "conversions", "NE delta [CI]", "AUC delta [CI]"],
-            rows,
-            {1, 2, 3, 4},
-        )
+    if not chart_rows:
+        return rows, ""
+    chart = interval_chart(
+        chart_rows,
+        title="NE change per slice (lower is better)",
+        x_label="(treatment - control) / control NE, %",
+        colors=colours,
+        width=900,
     )
-    if report.slice_rules:
-        out += ['<p class="note">How each slice is defined:</p>', "<ul>"]
-        out += [f"<li><b>{escape(k)}:</b> {escape(v)}</li>" for k, v in report.slice_rules.items()]
-        out.append("</ul>")
-    return out
+    return rows, chart
 
 
-def _curves_section(report: Report) -> list[str]:
+def _curves(report: Report) -> tuple[str, str]:
+    """The reliability diagram and the lift curve of both arms."""
     c, t = report.control, report.treatment
     rel = [(m.name, m.reliability.mean_predicted, m.reliability.observed_rate) for m in (c, t)]
     values = np.concatenate([np.asarray(a, float) for _, x, y in rel for a in (x, y)])
@@ -185,46 +128,45 @@ def _curves_section(report: Report) -> list[str]:
         y_range=(0.0, 1.0),
         diagonal_label="random",
     )
-    return [
-        "<h2>Calibration and lift</h2>",
-        f'<div class="charts">\n{reliability}\n{lift}\n</div>',
-        '<p class="note">Reliability bins hold about equal numbers of examples (quantile '
-        "bins); the dashed line is a perfectly calibrated model. On the lift curve the "
-        "dashed line is a random ranking; higher is better.</p>",
-    ]
+    return reliability, lift
+
+
+@cache
+def _template() -> jinja2.Template:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("hir_sdk.evaluation", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
+    return env.get_template("report.html.j2")
 
 
 def render_html(report: Report) -> str:
     """The report as one self-contained HTML5 page (inline CSS and SVG, no scripts)."""
     ab = report.ab
     level = f"{100 * ab.confidence:.0f}%"
-    outcome = _outcome(ab.metric("ne"))
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en">',
-        "<head>",
-        '<meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{escape(report.title)}</title>",
-        f"<style>\n{_CSS}\n</style>",
-        "</head>",
-        "<body>",
-        f"<h1>{escape(report.title)}</h1>",
-        f'<div class="verdict {outcome}">Verdict: {escape(ab.verdict)}</div>',
-        f"<p>Control <b>{escape(ab.control)}</b> vs treatment <b>{escape(ab.treatment)}</b> "
-        f"on {ab.examples:,} test examples from {ab.users:,} users ({ab.positives:,} "
-        f"conversions). Intervals: {level} paired bootstrap over users, {ab.n_bootstrap} "
-        f"resamples, seed {ab.seed}.</p>",
-    ]
-    parts += _metrics_section(report)
-    parts += _slices_section(report)
-    parts += _curves_section(report)
-    if report.protocol:
-        parts += ["<h2>Protocol</h2>", "<ul>"]
-        parts += [
-            f"<li><b>{escape(str(k))}:</b> {escape(str(v))}</li>"
-            for k, v in report.protocol.items()
-        ]
-        parts.append("</ul>")
-    parts += ["</body>", "</html>"]
-    return "\n".join(parts) + "\n"
+    slice_rows, slice_chart = _slices(report)
+    reliability, lift = _curves(report)
+    return _template().render(
+        title=report.title,
+        ab=ab,
+        level=level,
+        outcome=_outcome(ab.metric("ne")),
+        metric_header=[
+            "metric",
+            ab.control,
+            ab.treatment,
+            f"delta (treatment - control) [{level} CI]",
+            "relative",
+        ],
+        metric_rows=[list(r) for r in metric_rows(report)],
+        # the charts are SVG whose text matplotlib escaped, inserted as markup
+        metric_chart=Markup(_metric_chart(report)),
+        slice_rows=slice_rows,
+        slice_chart=Markup(slice_chart),
+        slice_rules=report.slice_rules,
+        reliability=Markup(reliability),
+        lift=Markup(lift),
+        protocol={str(k): str(v) for k, v in report.protocol.items()},
+    )

@@ -42,6 +42,22 @@ def test_declared_packages_match_folders():
     assert config["package-dir"] == SOURCE_ROOTS
 
 
+def test_every_data_file_is_declared_package_data():
+    """A file other than Python source (the report template) ships only if package-data
+    names it: an editable install would read it from the tree and hide the omission."""
+    declared = _pyproject()["tool"]["setuptools"].get("package-data", {})
+    for package, folder in SOURCE_ROOTS.items():
+        base = ROOT / folder
+        for path in base.rglob("*"):
+            if path.is_dir() or path.suffix in (".py", ".pyc") or "__pycache__" in path.parts:
+                continue
+            owner = ".".join((package, *path.parent.relative_to(base).parts))
+            while owner not in declared and owner != package:  # the nearest package
+                owner = owner.rsplit(".", 1)[0]
+            rel = path.relative_to(ROOT / SOURCE_ROOTS.get(owner, folder)).as_posix()
+            assert any(Path(rel).match(glob) for glob in declared.get(owner, [])), rel
+
+
 def test_subpackages_resolve_to_their_source_roots():
     import hir_sdk.evaluation
     import hir_sdk.export

@@ -1,4 +1,4 @@
-"""Tests for hir_sdk.evaluation.report_html and svg_charts: a self-contained, escaped page."""
+"""Tests for hir_sdk.evaluation.report_html and charts: a self-contained, escaped page."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from hir_sdk.evaluation.ab import compare
+from hir_sdk.evaluation.charts import interval_chart, line_chart
 from hir_sdk.evaluation.report import ModelCurves, Report, metric_rows
 from hir_sdk.evaluation.report_html import render_html
-from hir_sdk.evaluation.svg_charts import interval_chart, line_chart
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 SVG_RE = re.compile(r"<svg\b.*?</svg>", re.DOTALL)
@@ -105,11 +105,20 @@ def test_deterministic(report: Report, page: str) -> None:
 
 
 def _points(svg: str) -> tuple[list[float], float]:
+    """The x of each drawn dot (SVG ids `point-<row>`) and of the vertical zero line."""
     root = ET.fromstring(svg)
-    points = [float(c.get("cx")) for c in root.iter(SVG_NS + "circle") if c.get("class") == "point"]
-    zero = next(e for e in root.iter(SVG_NS + "line") if e.get("class") == "zero")
-    assert zero.get("x1") == zero.get("x2")
-    return points, float(zero.get("x1"))
+    groups = {g.get("id"): g for g in root.iter(SVG_NS + "g") if g.get("id")}
+    points = [
+        float(next(groups[gid].iter(SVG_NS + "use")).get("x"))
+        for gid in sorted(groups)
+        if gid.startswith("point-")
+    ]
+    x1, _, x2, _ = (
+        float(v)
+        for v in re.findall(r"[-\d.]+", next(groups["zero"].iter(SVG_NS + "path")).get("d"))
+    )
+    assert x1 == x2
+    return points, x1
 
 
 def test_interval_chart_negative_left_of_zero() -> None:
@@ -136,9 +145,10 @@ def test_line_chart_single_point() -> None:
         [("only", np.array([0.3]), np.array([0.4]))], title="one", x_label="x", y_label="y"
     )
     root = ET.fromstring(svg)
-    circles = list(root.iter(SVG_NS + "circle"))
-    assert len(circles) == 1
-    assert all(np.isfinite(float(circles[0].get(k))) for k in ("cx", "cy"))
+    series = next(g for g in root.iter(SVG_NS + "g") if g.get("id") == "series-0")
+    markers = list(series.iter(SVG_NS + "use"))
+    assert len(markers) == 1
+    assert all(np.isfinite(float(markers[0].get(k))) for k in ("x", "y"))
     assert "nan" not in svg.lower()
 
 
@@ -155,7 +165,7 @@ def test_line_chart_diagonal_and_deterministic() -> None:
         y_range=(0, 1),
     )
     root = ET.fromstring(svg)
-    assert any(e.get("class") == "diagonal" for e in root.iter(SVG_NS + "line"))
+    assert any(e.get("id") == "diagonal" for e in root.iter(SVG_NS + "g"))
     assert "#1f77b4" in svg and "#d62728" in svg
     assert svg == line_chart(
         series,
