@@ -11,9 +11,10 @@ feature sets does not hinge on one shared configuration that suits one of them. 
 `xgboost+hir` arm also chooses there between all HIR columns and the similarity ones
 (`hir_cos`, `hir_recent_*`) next to the baseline's columns.
 
-Models: `xgboost` (hand-crafted as-of features), `popularity` (the floor), and two that
-read HIR snapshots of an encoder run (`config.run`): `xgboost+hir` (the same XGBoost with
-HIR feature columns) and `multistage` (the sequence ranker). When either arm reads HIR,
+Arms come from the ranker registry (`hir_sdk.evaluation.rankers`): `xgboost`
+(hand-crafted as-of features), `popularity` (the floor), two that read HIR snapshots of
+an encoder run (`config.run`), `xgboost+hir` (the same XGBoost with HIR feature columns)
+and `multistage` (the sequence ranker), and any a user registers. When either arm reads HIR,
 *both* arms fit on the training examples dated at or after the end of what the encoder
 read (`HirLookup.fit_from`: its training window, `hir fit --until`, and the window it
 chose its checkpoint on, which for a run that selects on validation runs to the test
@@ -40,6 +41,7 @@ from hir_sdk.errors import InputError
 from hir_sdk.evaluation.ab import MAX_BOOTSTRAP, ABResult, compare
 from hir_sdk.evaluation.examples import WINDOWS, Examples, build_examples
 from hir_sdk.evaluation.hir_snapshots import DEFAULT_REFRESH, Refresh, build_hir_lookup
+from hir_sdk.evaluation.rankers import MultiStageArm, XGBoostArm, make_ranker, needs_hir
 from hir_sdk.evaluation.report import ModelCurves, Report, render_markdown
 from hir_sdk.evaluation.report_html import render_html
 from hir_sdk.evaluation.slices import slice_rules, test_slices
@@ -47,18 +49,15 @@ from hir_sdk.graph import TemporalGraph, build_graph
 from hir_sdk.graph.owners import OwnersAsOf
 from hir_sdk.io.atomic import atomic_output_dir
 from hir_sdk.io.output_folder import Inputs
-from hir_sdk.ranking.baselines import PopularityModel, XGBoostBaseline, XGBoostConfig
+from hir_sdk.ranking.baselines import XGBoostConfig
 from hir_sdk.ranking.features import AsOfFeatures
-from hir_sdk.ranking.hir_features import HirFeatures, similarity_columns
 from hir_sdk.ranking.hir_lookup import HirLookup
-from hir_sdk.ranking.sequence import MultiStageConfig, MultiStageRanker, RankingExamples
+from hir_sdk.ranking.ranker import Ranker, RankingData
+from hir_sdk.ranking.sequence import MultiStageConfig, RankingExamples
 from hir_sdk.ranking.sequence.ranker_bundle import OnlineRankerBundle
-from hir_sdk.ranking.xgboost_search import XGBOOST_GRID, XGBoostSearch, search_xgboost
+from hir_sdk.ranking.xgboost_search import XGBOOST_GRID, XGBoostSearch
 from hir_sdk.schema import load_dataset
 from hir_sdk.schema.manifest import DAY, check_attribution_days, iso_time
-
-MODELS = ("xgboost", "popularity", "xgboost+hir", "multistage")
-HIR_MODELS = ("xgboost+hir", "multistage")
 
 
 @dataclass(frozen=True)
@@ -82,8 +81,7 @@ class ABConfig:
 
     def __post_init__(self) -> None:
         for role in (self.control, self.treatment):
-            if role not in MODELS:
-                raise InputError(f"unknown model {role!r}; choose from {list(MODELS)}")
+            needs_hir(role)  # an unknown name stops here
         if self.control == self.treatment:
             raise InputError("control and treatment must be different models")
         Refresh.parse(self.refresh)
@@ -104,7 +102,7 @@ class ABConfig:
 
     @property
     def hir_arms(self) -> list[str]:
-        return [m for m in (self.control, self.treatment) if m in HIR_MODELS]
+        return [m for m in (self.control, self.treatment) if needs_hir(m)]
 
 
 @dataclass(frozen=True)
@@ -116,72 +114,13 @@ class ABRun:
     # trained online rankers by arm (the multistage arm), saved by write_report as
     # `<arm>_ranker/` for serving and `hir export --ranker`
     rankers: dict[str, OnlineRankerBundle] = field(default_factory=dict)
-    models: dict[str, object] = field(default_factory=dict)  # the fitted arms, by name
+    models: dict[str, Ranker] = field(default_factory=dict)  # the fitted arms, by name
     # the validation search behind each tuned XGBoost arm (ABConfig.tune), by name
     searches: dict[str, XGBoostSearch] = field(default_factory=dict)
 
 
 def _after(ex: Examples, start: int) -> Examples:
     return dataclasses.replace(ex, frame=ex.frame.filter(pl.col("ts") >= start))
-
-
-def _fit_predict(
-    name: str,
-    config: ABConfig,
-    graph: TemporalGraph,
-    examples: dict[str, Examples],
-    X: dict[str, pl.DataFrame],
-    hir: HirLookup | None,
-) -> tuple[object, np.ndarray]:
-    """Fit one arm on train (selecting on validation); its test-window predictions. A
-    tuned XGBoost arm comes back as its `XGBoostSearch`."""
-    y = {w: ex.frame["label"].to_numpy() for w, ex in examples.items()}
-    if name == "multistage":
-        data = {w: RankingExamples.of(examples[w].frame, X[w]) for w in WINDOWS}
-        model = MultiStageRanker(graph, hir, config.multistage)
-        model.fit(data["train"], data["validation"])
-        return model, model.predict(data["test"])
-    feature_sets = None
-    if name == "xgboost+hir":
-        extra = HirFeatures(graph, hir)
-        base = X["train"].columns
-        X = {
-            w: pl.concat(
-                [
-                    X[w],
-                    extra.compute(*(examples[w].frame[c].to_numpy() for c in ("user", "ad", "ts"))),
-                ],
-                how="horizontal",
-            )
-            for w in WINDOWS
-        }
-        feature_sets = {
-            "all HIR columns": X["train"].columns,
-            "HIR similarity columns": [*base, *similarity_columns(X["train"].columns)],
-        }
-    elif name != "xgboost":
-        model = PopularityModel().fit(X["train"], y["train"])
-        return model, model.predict(X["test"])
-    if config.tune:
-        search = search_xgboost(
-            X["train"],
-            y["train"],
-            X["validation"],
-            y["validation"],
-            base=config.xgboost,
-            grid=config.xgboost_grid,
-            name=name,
-            feature_sets=feature_sets,
-        )
-        return search, search.model.predict(X["test"])
-    model = XGBoostBaseline(config.xgboost, name=name)
-    model.fit(X["train"], y["train"], X["validation"], y["validation"])
-    return model, model.predict(X["test"])
-
-
-def _unwrap(fitted: dict[str, object]) -> dict[str, object]:
-    """The fitted models, a search replaced by the model it chose."""
-    return {k: m.model if isinstance(m, XGBoostSearch) else m for k, m in fitted.items()}
 
 
 def _check(examples: dict[str, Examples], graph: TemporalGraph) -> None:
@@ -275,11 +214,20 @@ def run_ab_on_graph(
         f = ex.frame
         X[w] = features.compute(f["user"].to_numpy(), f["ad"].to_numpy(), f["ts"].to_numpy())
         y[w] = f["label"].to_numpy()
+    data = RankingData(graph, {w: ex.frame for w, ex in examples.items()}, X, hir)
     timings["examples+features"] = time.perf_counter() - started
-    models, p = {}, {}
+    models: dict[str, Ranker] = {}
+    p = {}
     for name in (config.control, config.treatment):
         mark = time.perf_counter()
-        models[name], p[name] = _fit_predict(name, config, graph, examples, X, hir)
+        models[name] = make_ranker(name, config)
+        models[name].fit(data)
+        p[name] = np.asarray(models[name].predict(data, "test"), dtype=np.float64)
+        if p[name].shape != y["test"].shape or not np.all((p[name] >= 0) & (p[name] <= 1)):
+            raise InputError(
+                f"ranker {name!r} predicted {p[name].shape} values, not {y['test'].shape} "
+                "probabilities in [0, 1]"
+            )
         timings[f"fit+predict {name}"] = time.perf_counter() - mark
     test = examples["test"].frame
     slices = test_slices(
@@ -333,9 +281,9 @@ def run_ab_on_graph(
         strict=False,
     )
     rankers = {
-        name: model.bundle(RankingExamples.of(test, X["test"]))
-        for name, model in models.items()
-        if isinstance(model, MultiStageRanker)
+        name: arm.model.bundle(RankingExamples.of(test, X["test"]))
+        for name, arm in models.items()
+        if isinstance(arm, MultiStageArm)
     }
     return ABRun(
         report=report,
@@ -343,8 +291,8 @@ def run_ab_on_graph(
         examples=examples,
         timings=timings,
         rankers=rankers,
-        models=_unwrap(models),
-        searches={k: m for k, m in models.items() if isinstance(m, XGBoostSearch)},
+        models=models,
+        searches={k: m.search for k, m in models.items() if isinstance(m, XGBoostArm) and m.search},
     )
 
 
@@ -397,27 +345,8 @@ def _protocol(
             + (f" ({on_creation:,} new ads embedded on creation)" if on_creation else "")
             + f"; {encoders}"
         )
-    for name, model in models.items():
-        if isinstance(model, XGBoostSearch | XGBoostBaseline):
-            search = model if isinstance(model, XGBoostSearch) else None
-            xgb = search.model if search else model
-            how = (
-                f"chosen on validation ({search.chosen.describe()}) from: "
-                + "; ".join(t.describe() for t in search.trials)
-                if search
-                else f"best iteration {xgb.best_iteration}"
-            )
-            top = list(xgb.feature_importance())[:5]
-            out[f"{name}"] = f"{asdict(xgb.config)}; {how}; top features {top}"
-        elif isinstance(model, MultiStageRanker):
-            last = model.history_log[-1] if model.history_log else {}
-            out[f"{name}"] = (
-                f"user model {asdict(config.multistage.user_model)}; online ranker "
-                f"{asdict(config.multistage.ranker)}; {len(model.history_log)} epochs, "
-                f"last {last}; Platt a={model.calibration.a:.3f} b={model.calibration.b:.3f}"
-            )
-        else:
-            out[f"{name}"] = f"as-of smoothed owner conversion rate ({model.column}), rescaled"
+    for name, arm in models.items():
+        out[name] = arm.describe()
     out["sdk"] = f"hir-sdk {__version__}"
     return out
 

@@ -31,10 +31,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from hir_sdk.evaluation.charts import line_chart
 from hir_sdk.evaluation.hir_snapshots import build_hir_lookup
 from hir_sdk.evaluation.metrics import normalized_entropy
 from hir_sdk.evaluation.pipeline import ABConfig, ABRun, run_ab_on_graph
-from hir_sdk.evaluation.charts import line_chart
 from hir_sdk.graph import TemporalGraph
 from hir_sdk.ranking.hir_lookup import HirLookup
 from hir_sdk.ranking.sequence.multistage import MultiStageConfig
@@ -174,7 +174,7 @@ def user_model_sweep(
             ab, multistage=dataclasses.replace(base, user_model=user_model)
         )
         result = run_ab_on_graph(graph, config, hir=hir)
-        ranker = result.models["multistage"]
+        ranker = result.models["multistage"].model
         points.append(
             ScalingPoint(
                 family="user model",

@@ -17,7 +17,8 @@ import time
 
 from hir_sdk.cli.bounded_int import at_least
 from hir_sdk.evaluation.hir_snapshots import DEFAULT_REFRESH, Refresh
-from hir_sdk.evaluation.pipeline import MODELS, ABConfig, run_ab, write_report
+from hir_sdk.evaluation.pipeline import ABConfig, run_ab, write_report
+from hir_sdk.evaluation.rankers import ranker_names
 from hir_sdk.io import check_free
 
 
@@ -27,8 +28,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--data", required=True, help="dataset folder (manifest + parquet)")
     parser.add_argument("--out", required=True, help="report folder to write")
-    parser.add_argument("--control", choices=MODELS, default="xgboost")
-    parser.add_argument("--treatment", choices=MODELS, default="popularity")
+    parser.add_argument("--control", choices=ranker_names(), default="xgboost")
+    parser.add_argument("--treatment", choices=ranker_names(), default="popularity")
     parser.add_argument(
         "--attribution-days",
         type=float,

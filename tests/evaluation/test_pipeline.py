@@ -68,7 +68,7 @@ def test_slices_and_protocol(run):
 
 def test_the_xgboost_arm_is_tuned_on_validation(run):
     search = run.searches["xgboost"]
-    assert run.models["xgboost"] is search.model
+    assert run.models["xgboost"].model is search.model
     assert len(search.trials) == len(FAST.xgboost_grid)
     assert search.chosen.validation_logloss == min(t.validation_logloss for t in search.trials)
     assert search.model.config == search.chosen.config

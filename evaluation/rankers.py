@@ -1,0 +1,206 @@
+"""The A/B's arms by name: the built-in rankers and the ones a user registers.
+
+`register_ranker(name, factory, needs_hir=...)` adds an arm; `factory(config)` gets the
+A/B's `ABConfig` and returns a fresh object that follows the ranker protocol
+(`hir_sdk.ranking.ranker.Ranker`: `fit`, `predict`, `describe`). `hir ab` and
+`run_ab` then accept the name as control or treatment. An arm with `needs_hir` reads
+HIR snapshots (`RankingData.hir`): the A/B then needs encoder runs, and both arms fit
+only on examples after what the first encoder read.
+
+Built in:
+
+- `xgboost`: XGBoost on the as-of features, its depth and minimum child weight chosen on
+  validation (`ABConfig.tune`) or fixed (`ABConfig.xgboost`);
+- `popularity`: the owner's as-of smoothed conversion rate, rescaled (the floor);
+- `xgboost+hir`: the same XGBoost with HIR feature columns (needs HIR);
+- `multistage`: the multi-stage sequence ranker (needs HIR).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import polars as pl
+
+from hir_sdk.errors import InputError
+from hir_sdk.ranking.baselines import PopularityModel, XGBoostBaseline
+from hir_sdk.ranking.hir_features import HirFeatures, similarity_columns
+from hir_sdk.ranking.ranker import Ranker, RankingData
+from hir_sdk.ranking.sequence import MultiStageRanker, RankingExamples
+from hir_sdk.ranking.xgboost_search import XGBoostSearch, search_xgboost
+
+if TYPE_CHECKING:
+    from hir_sdk.evaluation.pipeline import ABConfig
+
+RankerFactory = Callable[["ABConfig"], Ranker]
+
+
+@dataclass(frozen=True)
+class _Entry:
+    factory: RankerFactory
+    needs_hir: bool
+
+
+_REGISTRY: dict[str, _Entry] = {}
+
+
+def register_ranker(name: str, factory: RankerFactory, *, needs_hir: bool = False) -> None:
+    """Make `name` an A/B arm built by `factory(config)`; a name is registered once."""
+    if not name or not isinstance(name, str):
+        raise ValueError(f"a ranker name must be a non-empty string, got {name!r}")
+    if name in _REGISTRY:
+        raise ValueError(f"a ranker named {name!r} is already registered")
+    _REGISTRY[name] = _Entry(factory, needs_hir)
+
+
+def ranker_names() -> tuple[str, ...]:
+    """The registered arms, built-in ones first."""
+    return tuple(_REGISTRY)
+
+
+def needs_hir(name: str) -> bool:
+    return _entry(name).needs_hir
+
+
+def make_ranker(name: str, config: ABConfig) -> Ranker:
+    """A fresh, unfitted arm `name` for the A/B `config`."""
+    ranker = _entry(name).factory(config)
+    if not isinstance(ranker, Ranker):
+        raise TypeError(
+            f"the factory of ranker {name!r} returned {type(ranker).__name__}, which lacks "
+            "fit(data), predict(data, window) or describe()"
+        )
+    return ranker
+
+
+def _entry(name: str) -> _Entry:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise InputError(f"unknown model {name!r}; choose from {list(_REGISTRY)}") from None
+
+
+class XGBoostArm:
+    """XGBoost on the as-of features (`xgboost`); with `hir`, plus the HIR feature columns
+    (`xgboost+hir`), choosing on validation between all of them and the similarity ones."""
+
+    def __init__(self, config: ABConfig, *, name: str = "xgboost", hir: bool = False) -> None:
+        self.config, self.name, self.hir = config, name, hir
+        self.model: XGBoostBaseline | None = None
+        self.search: XGBoostSearch | None = None
+        self._columns: dict[str, pl.DataFrame] = {}
+
+    def _features(self, data: RankingData, window: str) -> pl.DataFrame:
+        frame = data.features[window]
+        if not self.hir:
+            return frame
+        if window not in self._columns:
+            extra = HirFeatures(data.graph, data.hir)
+            hir = extra.compute(*(data.column(window, c) for c in ("user", "ad", "ts")))
+            self._columns[window] = pl.concat([frame, hir], how="horizontal")
+        return self._columns[window]
+
+    def fit(self, data: RankingData) -> XGBoostArm:
+        X = {w: self._features(data, w) for w in ("train", "validation")}
+        y = {w: data.labels(w) for w in X}
+        feature_sets = None
+        if self.hir:
+            base = data.features["train"].columns
+            feature_sets = {
+                "all HIR columns": X["train"].columns,
+                "HIR similarity columns": [*base, *similarity_columns(X["train"].columns)],
+            }
+        if self.config.tune:
+            self.search = search_xgboost(
+                X["train"],
+                y["train"],
+                X["validation"],
+                y["validation"],
+                base=self.config.xgboost,
+                grid=self.config.xgboost_grid,
+                name=self.name,
+                feature_sets=feature_sets,
+            )
+            self.model = self.search.model
+        else:
+            self.model = XGBoostBaseline(self.config.xgboost, name=self.name)
+            self.model.fit(X["train"], y["train"], X["validation"], y["validation"])
+        return self
+
+    def predict(self, data: RankingData, window: str) -> np.ndarray:
+        if self.model is None:
+            raise RuntimeError(f"{self.name}: predict before fit")
+        return self.model.predict(self._features(data, window))
+
+    def describe(self) -> str:
+        if self.model is None:
+            return "not fitted"
+        how = (
+            f"chosen on validation ({self.search.chosen.describe()}) from: "
+            + "; ".join(t.describe() for t in self.search.trials)
+            if self.search
+            else f"best iteration {self.model.best_iteration}"
+        )
+        top = list(self.model.feature_importance())[:5]
+        return f"{asdict(self.model.config)}; {how}; top features {top}"
+
+
+class PopularityArm:
+    """The floor: the ad's owner's as-of smoothed conversion rate, rescaled."""
+
+    def __init__(self, config: ABConfig) -> None:
+        self.model = PopularityModel()
+
+    def fit(self, data: RankingData) -> PopularityArm:
+        self.model.fit(data.features["train"], data.labels("train"))
+        return self
+
+    def predict(self, data: RankingData, window: str) -> np.ndarray:
+        return self.model.predict(data.features[window])
+
+    def describe(self) -> str:
+        return f"as-of smoothed owner conversion rate ({self.model.column}), rescaled"
+
+
+class MultiStageArm:
+    """The multi-stage sequence ranker (cached user model, online ranker, MoE heads)."""
+
+    def __init__(self, config: ABConfig) -> None:
+        self.settings = config.multistage
+        self.model: MultiStageRanker | None = None
+
+    @staticmethod
+    def examples(data: RankingData, window: str) -> RankingExamples:
+        return RankingExamples.of(data.examples[window], data.features[window])
+
+    def fit(self, data: RankingData) -> MultiStageArm:
+        self.model = MultiStageRanker(data.graph, data.hir, self.settings)
+        self.model.fit(self.examples(data, "train"), self.examples(data, "validation"))
+        return self
+
+    def predict(self, data: RankingData, window: str) -> np.ndarray:
+        if self.model is None:
+            raise RuntimeError("multistage: predict before fit")
+        return self.model.predict(self.examples(data, window))
+
+    def describe(self) -> str:
+        if self.model is None:
+            return "not fitted"
+        last = self.model.history_log[-1] if self.model.history_log else {}
+        calibration = self.model.calibration
+        return (
+            f"user model {asdict(self.settings.user_model)}; online ranker "
+            f"{asdict(self.settings.ranker)}; {len(self.model.history_log)} epochs, "
+            f"last {last}; Platt a={calibration.a:.3f} b={calibration.b:.3f}"
+        )
+
+
+register_ranker("xgboost", XGBoostArm)
+register_ranker("popularity", PopularityArm)
+register_ranker(
+    "xgboost+hir", lambda config: XGBoostArm(config, name="xgboost+hir", hir=True), needs_hir=True
+)
+register_ranker("multistage", MultiStageArm, needs_hir=True)

@@ -1,0 +1,55 @@
+"""The ranker protocol: what the offline A/B fits, scores with and describes.
+
+An A/B arm is any object with
+
+- `fit(data)`: learn from `data`'s "train" window; the "validation" window is there for
+  early stopping and model selection, never the "test" window;
+- `predict(data, window)`: conversion probabilities, one per example of `window`, in the
+  examples' order;
+- `describe()`: one line for the report's protocol section (settings, what was chosen).
+
+`RankingData` holds what an arm may read: the temporal graph, each window's labelled
+examples (`user`, `ad`, `owner`, `ts`, `label`, graph node ids) with their as-of feature
+rows (`hir_sdk.ranking.features.AsOfFeatures`, row-aligned), and the HIR snapshots when
+the A/B has encoder runs. Every feature in it is as of its example's request time. The
+registry that maps names to arms is `hir_sdk.evaluation.rankers`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import polars as pl
+
+from hir_sdk.graph import TemporalGraph
+from hir_sdk.ranking.hir_lookup import HirLookup
+
+
+@dataclass(frozen=True)
+class RankingData:
+    """One A/B's inputs, by window ("train", "validation", "test")."""
+
+    graph: TemporalGraph
+    examples: Mapping[str, pl.DataFrame]  # user, ad, owner, ts, label (+ bookkeeping)
+    features: Mapping[str, pl.DataFrame]  # the as-of feature rows of those examples
+    hir: HirLookup | None = None  # the HIR snapshots, for arms that read them
+
+    def labels(self, window: str) -> np.ndarray:
+        """(n,) 0/1 labels of `window`'s examples."""
+        return self.examples[window]["label"].to_numpy()
+
+    def column(self, window: str, name: str) -> np.ndarray:
+        """(n,) one column of `window`'s examples (`user`, `ad`, `owner` or `ts`)."""
+        return self.examples[window][name].to_numpy()
+
+
+@runtime_checkable
+class Ranker(Protocol):
+    def fit(self, data: RankingData) -> object: ...
+
+    def predict(self, data: RankingData, window: str) -> np.ndarray: ...
+
+    def describe(self) -> str: ...
