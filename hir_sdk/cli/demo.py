@@ -33,6 +33,9 @@ import argparse
 from pathlib import Path
 
 from hir_sdk.cli.run import (
+    STAGE_SHARES as JOB_SHARES,
+)
+from hir_sdk.cli.run import (
     Progress,
     ab_config,
     add_job_options,
@@ -45,7 +48,7 @@ from hir_sdk.io.atomic import atomic_output_dir, check_free
 from hir_sdk.synth import SCALES, TRUTH_DIR, generate_world, write_world
 
 SYNTHETIC = "synthetic"
-STAGE_SHARES = [1.0, 1.0, 6.0, 3.0, 0.5, 3.0, 2.0]  # data, then `hir run`'s stages
+STAGE_SHARES = [10.0, *JOB_SHARES]  # writing the data, then `hir run`'s stages
 
 
 def register(commands: argparse._SubParsersAction) -> None:

@@ -227,7 +227,10 @@ def run_job(
     return JobResult(graph, runs, recall, ab, exported)
 
 
-STAGE_SHARES = [1.0, 6.0, 3.0, 0.5, 3.0, 2.0]  # graph, train, embed, retrieval, A/B, export
+# the stages' shares of a whole job, for the estimate of what remains: the seconds each
+# took in the recorded `make demo` run (benchmarks/results/demo.md), in stage order:
+# graph, training, snapshots, retrieval, A/B, export
+STAGE_SHARES = [3.0, 650.0, 500.0, 1.0, 230.0, 46.0]
 
 
 def print_results(result: JobResult, out: Path) -> None:
