@@ -128,13 +128,13 @@ def ab_config(args: argparse.Namespace) -> ABConfig:
 
 
 def job_settings(
-    data: Path, args: argparse.Namespace, base: TrainConfig, ab: ABConfig
+    data: str, args: argparse.Namespace, base: TrainConfig, ab: ABConfig
 ) -> dict[str, object]:
     """Every setting of the job, as written to `job.toml`: the data, the schedule, the A/B
     and the encoder's settings before the schedule (each run's `config.toml` holds what
     that run trained with)."""
     return {
-        "data": str(data.resolve()),
+        "data": data,
         "seed": args.seed,
         "steps": args.steps,
         "refresh_steps": refresh_steps(args),
@@ -170,7 +170,11 @@ def run_job(
     from hir_sdk.training.as_of import training_midpoint
     from hir_sdk.training.refresh_chain import refresh_ends, train_refreshed
 
-    (tmp / JOB_FILE).write_text(tomli_w.dumps(job_settings(data, args, base, ab_settings)))
+    try:  # data written into the output (hir demo): its path inside it, which stays valid
+        shown = data.resolve().relative_to(tmp.resolve()).as_posix()
+    except ValueError:
+        shown = str(data.resolve())
+    (tmp / JOB_FILE).write_text(tomli_w.dumps(job_settings(shown, args, base, ab_settings)))
     graph = build_graph_from_dir(data)
     save_graph(graph, tmp / "graph")
     step(f"validated and built the graph: {graph.num_nodes:,} nodes, {graph.num_edges:,} edges")

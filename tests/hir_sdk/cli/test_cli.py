@@ -129,6 +129,8 @@ def test_demo_tiny(tmp_path, capsys):
     # the encoders' schedule and which encoder embedded and exported what: test_run.py
     runs = {name: load_config(out / name / "config.toml") for name in RUNS}
     assert {(c.model.dim, c.batch_size, c.use_content) for c in runs.values()} == {(32, 24, True)}
+    # the data lies inside the output: job.toml names it by its path there
+    assert 'data = "data"' in (out / "job.toml").read_text().splitlines()
     assert "[7/7" in printed and "xgboost+hir vs xgboost" in printed
     assert "| exact k-NN on embeddings |" in printed and "recall@100" in printed
     assert printed.count(" ok\n") == 3  # encoder, quantizer and BoM index parity
