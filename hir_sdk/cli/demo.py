@@ -33,9 +33,7 @@ import argparse
 from pathlib import Path
 
 from hir_sdk.cli.run import (
-    STAGE_SHARES as JOB_SHARES,
-)
-from hir_sdk.cli.run import (
+    STAGE_SHARES,
     Progress,
     ab_config,
     add_job_options,
@@ -48,7 +46,6 @@ from hir_sdk.io.atomic import atomic_output_dir, check_free
 from hir_sdk.synth import SCALES, TRUTH_DIR, generate_world, write_world
 
 SYNTHETIC = "synthetic"
-STAGE_SHARES = [10.0, *JOB_SHARES]  # writing the data, then `hir run`'s stages
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -82,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     # sets have content
     base = base_config(args.config, has_content=True)
     ab = ab_config(args)
-    step = Progress(STAGE_SHARES)
+    step = Progress([10.0, *STAGE_SHARES])  # writing the data, then `hir run`'s stages
     with atomic_output_dir(out, kind="demo", overwrite=args.overwrite) as tmp:
         if args.dataset == SYNTHETIC:
             world = generate_world(SCALES[args.scale], args.seed)
