@@ -27,8 +27,8 @@ import polars as pl
 
 from hir_sdk.errors import InputError
 from hir_sdk.graph import TemporalGraph
-from hir_sdk.graph.event_index import EventIndex, pair_keys
-from hir_sdk.graph.owners import NO_OWNER, OwnersAsOf
+from hir_sdk.graph.event_index import pair_keys
+from hir_sdk.graph.owners import NO_OWNER, OwnersAsOf, conversion_index
 from hir_sdk.schema.manifest import DAY
 
 WINDOWS = ("train", "validation", "test")
@@ -55,17 +55,6 @@ class Examples:
     @property
     def positives(self) -> int:
         return int(self.frame["label"].sum())
-
-
-def conversion_index(graph: TemporalGraph, owners: OwnersAsOf) -> EventIndex:
-    """Conversion events keyed by `pair_keys(user, owner of the converted-on node before
-    the conversion)`; conversions on a node without an owner are left out."""
-    codes = graph.role_codes("conversion")
-    mask = np.isin(graph.etype, codes)
-    ts = graph.ts[mask]
-    owner = owners.at(graph.dst[mask], ts)
-    known = owner != NO_OWNER
-    return EventIndex(pair_keys(graph.src[mask][known], owner[known], graph.num_nodes), ts[known])
 
 
 def build_examples(

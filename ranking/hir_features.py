@@ -16,6 +16,8 @@ Columns (levels `l` of the snapshots' prototype heads):
                        cluster before the request (`interest_history`; on by default)
     hir_recent_*       the largest and mean cosine between the ad and the user's last
                        `recent` clicked and exposed ads (`recent_interest`; 20 by default)
+    hir_nbr_*          the user's conversion rate on the past exposures most similar to
+                       the ad, of their last `neighbours` (`neighbour_outcomes`; 50)
 """
 
 from __future__ import annotations
@@ -29,14 +31,16 @@ from hir_sdk.graph import TemporalGraph
 from hir_sdk.interests import EntityEmbeddings
 from hir_sdk.ranking.hir_lookup import HirLookup
 from hir_sdk.ranking.interest_history import InterestHistory
+from hir_sdk.ranking.neighbour_outcomes import NeighbourOutcomes
 from hir_sdk.ranking.recent_interest import RecentInterest
 
 
 def similarity_columns(columns: Sequence[str]) -> list[str]:
-    """Those of `columns` that compare the candidate with the user: `hir_cos` and the
-    recent-interest cosines. The A/B's treatment arm also tries these alone next to the
-    baseline's columns, and keeps whichever set validates better (`search_xgboost`)."""
-    return [c for c in columns if c == "hir_cos" or c.startswith("hir_recent_")]
+    """Those of `columns` that compare the candidate with the user: `hir_cos`, the
+    recent-interest cosines and the neighbour outcomes. The A/B's treatment arm also
+    tries these alone next to the baseline's columns, and keeps whichever set validates
+    better (`search_xgboost`)."""
+    return [c for c in columns if c == "hir_cos" or c.startswith(("hir_recent_", "hir_nbr_"))]
 
 
 class HirFeatures:
@@ -48,12 +52,16 @@ class HirFeatures:
         dims: int = 0,
         history: bool = True,
         recent: int = 20,
+        neighbours: int = 50,
     ) -> None:
         self.lookup = snapshots if isinstance(snapshots, HirLookup) else HirLookup(graph, snapshots)
         self.levels = self.lookup.levels
         self.dims = dims
         self.history = InterestHistory(graph, self.lookup) if history else None
         self.recent = RecentInterest(graph, self.lookup, last=recent) if recent else None
+        self.neighbours = (
+            NeighbourOutcomes(graph, self.lookup, last=neighbours) if neighbours else None
+        )
 
     def compute(self, user: np.ndarray, ad: np.ndarray, t: np.ndarray) -> pl.DataFrame:
         """Feature columns for examples (global user and ad indices, request times)."""
@@ -73,8 +81,7 @@ class HirFeatures:
         for i in range(self.dims):
             columns[f"hir_ad_e{i}"] = np.where(a.found, a.z[:, i], np.nan)
         out = pl.DataFrame({k: np.asarray(v, dtype=np.float64) for k, v in columns.items()})
-        if self.history is not None:
-            out = pl.concat([out, self.history.compute(user, ad, t)], how="horizontal")
-        if self.recent is not None:
-            out = pl.concat([out, self.recent.compute(user, ad, t)], how="horizontal")
+        for extra in (self.history, self.recent, self.neighbours):
+            if extra is not None:
+                out = pl.concat([out, extra.compute(user, ad, t)], how="horizontal")
         return out

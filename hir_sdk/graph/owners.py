@@ -175,3 +175,14 @@ class OwnersAsOf:
         has = end > start
         out[has] = self._owner[end[has] - 1]
         return out.reshape(nodes.shape)
+
+
+def conversion_index(graph: TemporalGraph, owners: OwnersAsOf) -> EventIndex:
+    """Conversion events keyed by `pair_keys(user, owner of the converted-on node before
+    the conversion)`: what "the user converted on this owner" is read from, for labels and
+    for features alike. Conversions on a node without an owner are left out."""
+    mask = np.isin(graph.etype, graph.role_codes("conversion"))
+    ts = graph.ts[mask]
+    owner = owners.at(graph.dst[mask], ts)
+    known = owner != NO_OWNER
+    return EventIndex(pair_keys(graph.src[mask][known], owner[known], graph.num_nodes), ts[known])
