@@ -1,5 +1,11 @@
 """The A/B's arms by name: the built-in rankers and the ones a user registers.
 
+`save_ranker(ranker, name, out)` writes a fitted arm that follows `SavableRanker` into
+a new folder (marked as hir-sdk's, replaced only with `overwrite` and only when ours);
+`load_ranker(out, config)` builds the named arm fresh and restores it. An `xgboost+hir`
+arm stores its trees and columns; it reads the HIR columns from `RankingData.hir` again
+when it predicts.
+
 `register_ranker(name, factory, needs_hir=...)` adds an arm; `factory(config)` gets the
 A/B's `ABConfig` and returns a fresh object that follows the ranker protocol
 (`hir_sdk.ranking.ranker.Ranker`: `fit`, `predict`, `describe`). `hir ab` and
@@ -18,17 +24,21 @@ Built in:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
 
 from hir_sdk.errors import InputError
+from hir_sdk.io.atomic import atomic_output_dir
+from hir_sdk.io.output_folder import check_ours
 from hir_sdk.ranking.baselines import PopularityModel, XGBoostBaseline
 from hir_sdk.ranking.hir_features import HirFeatures, similarity_columns
-from hir_sdk.ranking.ranker import Ranker, RankingData
+from hir_sdk.ranking.ranker import Ranker, RankingData, SavableRanker
 from hir_sdk.ranking.sequence import MultiStageRanker, RankingExamples
 from hir_sdk.ranking.xgboost_search import XGBoostSearch, search_xgboost
 
@@ -36,6 +46,7 @@ if TYPE_CHECKING:
     from hir_sdk.evaluation.pipeline import ABConfig
 
 RankerFactory = Callable[["ABConfig"], Ranker]
+RANKER_FILE = "ranker.json"  # the arm's name, in a folder save_ranker wrote
 
 
 @dataclass(frozen=True)
@@ -73,6 +84,32 @@ def make_ranker(name: str, config: ABConfig) -> Ranker:
             f"the factory of ranker {name!r} returned {type(ranker).__name__}, which lacks "
             "fit(data), predict(data, window) or describe()"
         )
+    return ranker
+
+
+def save_ranker(ranker: Ranker, name: str, out: str | Path, *, overwrite: bool = False) -> Path:
+    """Write the fitted arm `ranker`, registered as `name`, into the new folder `out`."""
+    _entry(name)
+    if not isinstance(ranker, SavableRanker):
+        raise TypeError(f"ranker {name!r} ({type(ranker).__name__}) has no save(folder)/load")
+    with atomic_output_dir(out, kind="ranker", overwrite=overwrite) as tmp:
+        ranker.save(tmp)
+        (tmp / RANKER_FILE).write_text(json.dumps({"name": name}), encoding="utf-8")
+    return Path(out)
+
+
+def load_ranker(out: str | Path, config: ABConfig) -> Ranker:
+    """The arm `save_ranker` wrote into `out`, fitted, for the A/B `config`."""
+    check_ours(out, kind="ranker")
+    path = Path(out) / RANKER_FILE
+    try:
+        name = json.loads(path.read_text(encoding="utf-8"))["name"]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise InputError(f"{path}: cannot read the saved ranker's name ({err})") from None
+    ranker = make_ranker(name, config)
+    if not isinstance(ranker, SavableRanker):
+        raise InputError(f"{out}: the ranker {name!r} cannot be loaded (it has no load)")
+    ranker.load(Path(out))
     return ranker
 
 
@@ -135,6 +172,16 @@ class XGBoostArm:
             raise RuntimeError(f"{self.name}: predict before fit")
         return self.model.predict(self._features(data, window))
 
+    def save(self, folder: Path) -> None:
+        if self.model is None:
+            raise RuntimeError(f"{self.name}: save before fit")
+        self.model.save(folder)
+
+    def load(self, folder: Path) -> XGBoostArm:
+        self.model, self.search = XGBoostBaseline.load(folder), None
+        self._columns = {}
+        return self
+
     def describe(self) -> str:
         if self.model is None:
             return "not fitted"
@@ -160,6 +207,13 @@ class PopularityArm:
 
     def predict(self, data: RankingData, window: str) -> np.ndarray:
         return self.model.predict(data.features[window])
+
+    def save(self, folder: Path) -> None:
+        self.model.save(folder)
+
+    def load(self, folder: Path) -> PopularityArm:
+        self.model = PopularityModel.load(folder)
+        return self
 
     def describe(self) -> str:
         return f"as-of smoothed owner conversion rate ({self.model.column}), rescaled"

@@ -13,13 +13,30 @@ makes NE worse: turn it off there (`XGBoostConfig(calibrate=False)`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import numpy as np
 import polars as pl
 import xgboost as xgb
 
+from hir_sdk.errors import InputError
 from hir_sdk.ranking.calibration import PROBABILITY_FLOOR, PlattScaling
+
+MODEL_FILE = "model.ubj"  # XGBoost's own binary format: the trees, bit for bit
+SETTINGS_FILE = "model.json"  # what else predicting needs: columns, calibration, settings
+
+
+def _read_settings(folder: Path, kind: str) -> dict:
+    path = Path(folder) / SETTINGS_FILE
+    try:
+        settings = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise InputError(f"{path}: cannot read a saved {kind} model ({err})") from None
+    if settings.get("kind") != kind:
+        raise InputError(f"{path}: holds a {settings.get('kind')!r} model, not {kind!r}")
+    return settings
 
 
 @dataclass(frozen=True)
@@ -90,6 +107,44 @@ class XGBoostBaseline:
         p = self.calibration(self._model.predict(x, output_margin=True))
         return np.clip(p, PROBABILITY_FLOOR, 1 - PROBABILITY_FLOOR)
 
+    def save(self, folder: str | Path) -> None:
+        """Write the fitted model into the existing `folder` (`MODEL_FILE`, `SETTINGS_FILE`);
+        `load` gives back a model whose predictions are identical."""
+        if self._model is None or self._columns is None:
+            raise RuntimeError("XGBoostBaseline.save before fit")
+        folder = Path(folder)
+        self._model.save_model(folder / MODEL_FILE)
+        calibration = None if self.calibration is None else asdict(self.calibration)
+        settings = {
+            "kind": "xgboost",
+            "name": self.name,
+            "config": asdict(self.config),
+            "columns": self._columns,
+            "calibration": calibration,
+        }
+        (folder / SETTINGS_FILE).write_text(json.dumps(settings, indent=1), encoding="utf-8")
+
+    @classmethod
+    def load(cls, folder: str | Path) -> XGBoostBaseline:
+        """The model `save` wrote into `folder`."""
+        folder = Path(folder)
+        settings = _read_settings(folder, "xgboost")
+        model = xgb.XGBClassifier()
+        try:
+            model.load_model(folder / MODEL_FILE)
+        except (OSError, xgb.core.XGBoostError) as err:
+            raise InputError(
+                f"{folder / MODEL_FILE}: cannot load the XGBoost model ({err})"
+            ) from None
+        calibration = settings["calibration"]
+        return cls(
+            config=XGBoostConfig(**settings["config"]),
+            name=settings["name"],
+            _model=model,
+            _columns=list(settings["columns"]),
+            calibration=None if calibration is None else PlattScaling(**calibration),
+        )
+
     @property
     def best_iteration(self) -> int:
         if self._model is None:
@@ -131,6 +186,24 @@ class PopularityModel:
         score = train[self.column].to_numpy()
         self._scale = float(np.mean(y_train) / max(float(np.mean(score)), 1e-12))
         return self
+
+    def save(self, folder: str | Path) -> None:
+        """Write the fitted model into the existing `folder` (`SETTINGS_FILE`)."""
+        if self._scale is None:
+            raise RuntimeError("PopularityModel.save before fit")
+        settings = {
+            "kind": "popularity",
+            "name": self.name,
+            "column": self.column,
+            "scale": self._scale,
+        }
+        (Path(folder) / SETTINGS_FILE).write_text(json.dumps(settings), encoding="utf-8")
+
+    @classmethod
+    def load(cls, folder: str | Path) -> PopularityModel:
+        """The model `save` wrote into `folder`."""
+        settings = _read_settings(Path(folder), "popularity")
+        return cls(name=settings["name"], column=settings["column"], _scale=settings["scale"])
 
     def predict(self, features: pl.DataFrame) -> np.ndarray:
         if self._scale is None:

@@ -8,6 +8,11 @@ An A/B arm is any object with
   examples' order;
 - `describe()`: one line for the report's protocol section (settings, what was chosen).
 
+An arm that can be stored also follows `SavableRanker`: `save(folder)` writes the fitted
+arm into an existing folder, `load(folder)` restores it into a fresh, unfitted arm of the
+same kind, whose predictions are then identical (`hir_sdk.evaluation.rankers.save_ranker`
+and `load_ranker` add the folder's marker and the arm's name).
+
 `RankingData` holds what an arm may read: the temporal graph, each window's labelled
 examples (`user`, `ad`, `owner`, `ts`, `label`, graph node ids) with their as-of feature
 rows (`hir_sdk.ranking.features.AsOfFeatures`, row-aligned), and the HIR snapshots when
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -53,3 +59,10 @@ class Ranker(Protocol):
     def predict(self, data: RankingData, window: str) -> np.ndarray: ...
 
     def describe(self) -> str: ...
+
+
+@runtime_checkable
+class SavableRanker(Ranker, Protocol):
+    def save(self, folder: Path) -> None: ...
+
+    def load(self, folder: Path) -> object: ...

@@ -1,5 +1,6 @@
 """The ranker protocol and registry: the built-in arms follow it, a user's ranker plugs
-in by name (the docs/rankers.md example), and a broken one is refused."""
+in by name (the docs/rankers.md example), a broken one is refused, and a fitted arm
+saved and loaded predicts what it did."""
 
 from __future__ import annotations
 
@@ -7,14 +8,19 @@ import numpy as np
 import pytest
 
 from hir_sdk.errors import InputError
+from hir_sdk.evaluation.examples import build_examples
 from hir_sdk.evaluation.pipeline import ABConfig, run_ab_on_graph
 from hir_sdk.evaluation.rankers import (
+    load_ranker,
     make_ranker,
     needs_hir,
     ranker_names,
     register_ranker,
+    save_ranker,
 )
-from hir_sdk.ranking.ranker import Ranker
+from hir_sdk.graph.owners import OwnersAsOf
+from hir_sdk.ranking.features import AsOfFeatures
+from hir_sdk.ranking.ranker import Ranker, RankingData
 from tests.page_example import run_page_example
 
 
@@ -68,3 +74,50 @@ def test_a_ranker_that_breaks_the_protocol_is_refused(tiny_graph):
     config = ABConfig(control="popularity", treatment="test-too-few", n_bootstrap=5)
     with pytest.raises(InputError, match="predicted \\(3,\\) values"):
         run_ab_on_graph(tiny_graph, config)
+
+
+@pytest.fixture(scope="module")
+def ranking_data(tiny_graph):
+
+    owners = OwnersAsOf(tiny_graph)
+    frames = {
+        w: build_examples(tiny_graph, w, owners=owners).frame
+        for w in ("train", "validation", "test")
+    }
+    features = AsOfFeatures(tiny_graph, owners)
+    X = {
+        w: features.compute(*(f[c].to_numpy() for c in ("user", "ad", "ts")))
+        for w, f in frames.items()
+    }
+    return RankingData(tiny_graph, frames, X)
+
+
+@pytest.mark.parametrize("name", ["xgboost", "popularity"])
+def test_a_saved_ranker_predicts_what_it_did(name, ranking_data, tmp_path):
+    config = ABConfig(tune=False)
+    ranker = make_ranker(name, config).fit(ranking_data)
+    want = ranker.predict(ranking_data, "test")
+    assert len(np.unique(want)) > 10  # a fitted model, not a constant
+    out = save_ranker(ranker, name, tmp_path / "ranker")
+    loaded = load_ranker(out, config)
+    assert loaded is not ranker
+    np.testing.assert_array_equal(loaded.predict(ranking_data, "test"), want)
+    if name == "xgboost":
+        assert loaded.model.calibration == ranker.model.calibration is not None
+    with pytest.raises(InputError, match="already exists"):
+        save_ranker(ranker, name, out)
+    save_ranker(ranker, name, out, overwrite=True)  # our own folder: replaced
+
+
+def test_a_ranker_folder_not_ours_is_refused(ranking_data, tmp_path):
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    (theirs / "notes.txt").write_text("keep me")
+    ranker = make_ranker("popularity", ABConfig()).fit(ranking_data)
+    with pytest.raises(InputError):
+        save_ranker(ranker, "popularity", theirs, overwrite=True)
+    assert (theirs / "notes.txt").read_text() == "keep me"
+    with pytest.raises(InputError, match="not a"):
+        load_ranker(theirs, ABConfig())
+    with pytest.raises(TypeError, match="no save"):
+        save_ranker(make_ranker("multistage", ABConfig()), "multistage", tmp_path / "m")
