@@ -34,8 +34,9 @@ def _read_settings(folder: Path, kind: str) -> dict:
         settings = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
         raise InputError(f"{path}: cannot read a saved {kind} model ({err})") from None
-    if settings.get("kind") != kind:
-        raise InputError(f"{path}: holds a {settings.get('kind')!r} model, not {kind!r}")
+    found = settings.get("kind") if isinstance(settings, dict) else None
+    if found != kind:
+        raise InputError(f"{path}: holds a {found!r} model, not {kind!r}")
     return settings
 
 

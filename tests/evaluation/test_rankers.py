@@ -119,5 +119,9 @@ def test_a_ranker_folder_not_ours_is_refused(ranking_data, tmp_path):
     assert (theirs / "notes.txt").read_text() == "keep me"
     with pytest.raises(InputError, match="not a"):
         load_ranker(theirs, ABConfig())
+    ours = save_ranker(ranker, "popularity", tmp_path / "ours")
+    (ours / "model.json").write_text("[]")  # damaged after saving
+    with pytest.raises(InputError, match="holds a None model, not 'popularity'"):
+        load_ranker(ours, ABConfig())
     with pytest.raises(TypeError, match="no save"):
         save_ranker(make_ranker("multistage", ABConfig()), "multistage", tmp_path / "m")
