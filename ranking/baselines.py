@@ -22,21 +22,22 @@ import polars as pl
 import xgboost as xgb
 
 from hir_sdk.errors import InputError
+from hir_sdk.io.saved_meta import read_saved_meta
 from hir_sdk.ranking.calibration import PROBABILITY_FLOOR, PlattScaling
 
 MODEL_FILE = "model.ubj"  # XGBoost's own binary format: the trees, bit for bit
 SETTINGS_FILE = "model.json"  # what else predicting needs: columns, calibration, settings
+FORMAT_VERSION = 1
 
 
 def _read_settings(folder: Path, kind: str) -> dict:
-    path = Path(folder) / SETTINGS_FILE
-    try:
-        settings = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise InputError(f"{path}: cannot read a saved {kind} model ({err})") from None
-    found = settings.get("kind") if isinstance(settings, dict) else None
-    if found != kind:
-        raise InputError(f"{path}: holds a {found!r} model, not {kind!r}")
+    """The saved model's settings, refused unless they are of `kind`."""
+    settings = read_saved_meta(Path(folder), SETTINGS_FILE, f"{kind} model", FORMAT_VERSION)
+    if settings.get("kind") != kind:
+        raise InputError(
+            f"holds a {settings.get('kind')!r} model, not {kind!r}",
+            file=Path(folder) / SETTINGS_FILE,
+        )
     return settings
 
 
@@ -117,6 +118,7 @@ class XGBoostBaseline:
         self._model.save_model(folder / MODEL_FILE)
         calibration = None if self.calibration is None else asdict(self.calibration)
         settings = {
+            "format_version": FORMAT_VERSION,
             "kind": "xgboost",
             "name": self.name,
             "config": asdict(self.config),
@@ -193,6 +195,7 @@ class PopularityModel:
         if self._scale is None:
             raise RuntimeError("PopularityModel.save before fit")
         settings = {
+            "format_version": FORMAT_VERSION,
             "kind": "popularity",
             "name": self.name,
             "column": self.column,

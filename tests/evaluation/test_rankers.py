@@ -78,7 +78,6 @@ def test_a_ranker_that_breaks_the_protocol_is_refused(tiny_graph):
 
 @pytest.fixture(scope="module")
 def ranking_data(tiny_graph):
-
     owners = OwnersAsOf(tiny_graph)
     frames = {
         w: build_examples(tiny_graph, w, owners=owners).frame
@@ -121,7 +120,10 @@ def test_a_ranker_folder_not_ours_is_refused(ranking_data, tmp_path):
         load_ranker(theirs, ABConfig())
     ours = save_ranker(ranker, "popularity", tmp_path / "ours")
     (ours / "model.json").write_text("[]")  # damaged after saving
-    with pytest.raises(InputError, match="holds a None model, not 'popularity'"):
+    with pytest.raises(InputError, match="popularity model metadata must be a JSON object"):
+        load_ranker(ours, ABConfig())
+    (ours / "model.json").write_text('{"format_version": 1, "kind": "xgboost"}')
+    with pytest.raises(InputError, match="holds a 'xgboost' model, not 'popularity'"):
         load_ranker(ours, ABConfig())
     with pytest.raises(TypeError, match="no save"):
         save_ranker(make_ranker("multistage", ABConfig()), "multistage", tmp_path / "m")
