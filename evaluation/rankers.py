@@ -129,14 +129,17 @@ class XGBoostArm:
         self.model: XGBoostBaseline | None = None
         self.search: XGBoostSearch | None = None
         self._columns: dict[str, pl.DataFrame] = {}
+        self._hir_features: HirFeatures | None = None  # built once, for every window
 
     def _features(self, data: RankingData, window: str) -> pl.DataFrame:
         frame = data.features[window]
         if not self.hir:
             return frame
         if window not in self._columns:
-            extra = HirFeatures(data.graph, data.hir)
-            hir = extra.compute(*(data.column(window, c) for c in ("user", "ad", "ts")))
+            if self._hir_features is None or self._hir_features.lookup is not data.hir:
+                self._hir_features = HirFeatures(data.graph, data.hir)
+            keys = (data.column(window, c) for c in ("user", "ad", "ts"))
+            hir = self._hir_features.compute(*keys)
             self._columns[window] = pl.concat([frame, hir], how="horizontal")
         return self._columns[window]
 
@@ -179,7 +182,7 @@ class XGBoostArm:
 
     def load(self, folder: Path) -> XGBoostArm:
         self.model, self.search = XGBoostBaseline.load(folder), None
-        self._columns = {}
+        self._columns, self._hir_features = {}, None
         return self
 
     def describe(self) -> str:
