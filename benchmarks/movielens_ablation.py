@@ -44,6 +44,10 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "base": {},
     # what training picks by itself (`objectives = "auto"`, training.content_agreement)
     "automatic choice": {"objectives": "auto"},
+    # the same, every stretch of its batches spanning the training window
+    "automatic choice, spread order": {"objectives": "auto", "anchor_order": "spread"},
+    # the same, the engagement scorer starting at a wider logit scale
+    "automatic choice, scale 20": {"objectives": "auto", "engagement": {"scale": 20.0}},
     "no in-batch softmax": {"engagement": {"in_batch": 0.0}},
     "logq": {"engagement": {"logq_correction": True}},
     "exposed negatives + logq": {

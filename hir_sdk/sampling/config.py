@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 STRATEGIES = ("importance", "rwr")
+# the loader's orders of an epoch's anchors (sampling.loader.AnchorSchedule)
+ANCHOR_ORDERS = ("time", "spread")
 DIRECTIONS = ("out", "in", "both")
 
 

@@ -2,15 +2,21 @@
 while the model trains on the current one.
 
 Reproducibility rests on two facts: batch `i` of epoch `e` holds a fixed set of anchors
-(shuffled only within fixed time chunks, by a generator seeded with (seed, epoch, chunk)),
-and a view depends only on its anchor and cutoff (counter-based sampling). So the stream
-of batches is bit-identical for 0, 1 or 2 workers, and a run can resume at any batch.
+(each fixed time chunk shuffled by a generator seeded with (seed, epoch, chunk)), and a
+view depends only on its anchor and cutoff (counter-based sampling). So the stream of
+batches is bit-identical for 0, 1 or 2 workers, and a run can resume at any batch.
 
 ```
 anchors sorted by cutoff -> | chunk 0 | chunk 1 | chunk 2 | ...   (chunk_days each)
-epoch e: each chunk permuted by rng(seed, e, chunk), chunks kept in time order
+epoch e: each chunk permuted by rng(seed, e, chunk), then
+  order "time":   the chunks kept in time order (a stream through the window; default)
+  order "spread": the chunks interleaved, so every stretch of batches spans the window
 batch i = anchors[i*B:(i+1)*B] -> sample teacher+student -> encode -> pack -> model
 ```
+
+A run shorter than an epoch (the usual case) reaches, in time order, only the start of
+its window; "spread" trains on all of it. Which trains the better encoder is measured,
+not assumed (docs/sampling.md).
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from hir_sdk.graph.temporal_graph import TemporalGraph
 from hir_sdk.sampling.blas_threads import one_blas_thread
-from hir_sdk.sampling.config import SamplerConfig, ViewConfig
+from hir_sdk.sampling.config import ANCHOR_ORDERS, SamplerConfig, ViewConfig
 from hir_sdk.sampling.encodings import EncodingConfig, encode
 from hir_sdk.sampling.node_features import NodeFeaturizer
 from hir_sdk.sampling.packing import PackedBatch, bucket_length, pack
@@ -43,10 +49,15 @@ class LoaderConfig:
     seed: int = 0
     rank: int = 0  # data-parallel training: this process takes rows rank::world_size
     world_size: int = 1
+    order: str = "time"  # the chunks in time order ("time") or interleaved ("spread")
 
     def __post_init__(self) -> None:
         if self.batch_size < 1 or self.chunk_days <= 0 or self.num_workers < 0:
             raise ValueError("LoaderConfig: need batch_size >= 1, chunk_days > 0, num_workers >= 0")
+        if self.order not in ANCHOR_ORDERS:
+            raise ValueError(
+                f"LoaderConfig: order must be one of {ANCHOR_ORDERS}, got {self.order!r}"
+            )
         if self.prefetch < 1:
             raise ValueError("LoaderConfig: prefetch must be >= 1")
         if not 0 <= self.rank < self.world_size:
@@ -104,11 +115,22 @@ class AnchorSchedule:
         return -(-len(self.anchors) // self.config.batch_size)
 
     def epoch_order(self, epoch: int) -> np.ndarray:
-        parts = []
+        """Row indices in epoch `epoch`'s order. Each chunk is permuted; "time" keeps the
+        chunks in time order, "spread" interleaves them: the k-th of a chunk's n rows
+        goes to position (k + offset) / n of the epoch (offset: a seeded draw in [0, 1) per
+        chunk), so any run of consecutive batches holds each chunk in proportion to its
+        size."""
+        parts, keys = [], []
         for i, part in enumerate(np.split(np.arange(len(self.anchors)), self._bounds)):
             rng = np.random.default_rng([self.config.seed, epoch, i])
             parts.append(part[rng.permutation(len(part))])
-        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+            keys.append((np.arange(len(part)) + rng.random()) / len(part))
+        if not parts:
+            return np.zeros(0, dtype=np.int64)
+        rows = np.concatenate(parts)
+        if self.config.order == "time":
+            return rows
+        return rows[np.argsort(np.concatenate(keys), kind="stable")]
 
     def batch(self, epoch: int, index: int) -> tuple[np.ndarray, np.ndarray]:
         order = self.epoch_order(epoch)

@@ -34,6 +34,7 @@ import tomli_w
 
 from hir_sdk.errors import InputError
 from hir_sdk.model.config import PrototypeConfig, check_encoder_sizes
+from hir_sdk.sampling.config import ANCHOR_ORDERS
 from hir_sdk.schema.manifest import EDGE_ROLES
 from hir_sdk.training.as_of import SELECTIONS
 from hir_sdk.training.co_engagement import ROLES as CO_ENGAGEMENT_ROLES
@@ -145,6 +146,13 @@ class EngagementConfig:
     hard_negatives: bool = False  # a second negative from the destination's owner
     # a second negative the source was exposed to without acting on (before hard_negatives)
     exposed_negatives: bool = False
+    # the scorer's logit scale at the start (learned from there): the corrected softmax's
+    # logits span the draws' log-probabilities, wider than a unit-norm score at 5 reaches
+    scale: float = 5.0
+
+    def __post_init__(self) -> None:
+        if not self.scale > 0:
+            raise ConfigError(f"EngagementConfig: scale must be > 0, got {self.scale}")
 
 
 @dataclass(frozen=True)
@@ -183,6 +191,9 @@ class TrainConfig:
     eval_anchors: int = 256
     checkpoint_every: int = 50
     num_workers: int = 1  # loader processes preparing batches ahead (0: in the training loop)
+    # the training window's anchors: "time" (week by week, in time order) or "spread"
+    # (every stretch of batches spans the window); see sampling.loader
+    anchor_order: str = "time"
     device: str = "auto"  # "auto" (CUDA when present), "cpu" or "cuda"
     use_content: bool = False  # embed entity text with the content encoder (slow first run)
     train_until: str = ""  # end the training window early (a time, see training.as_of)
@@ -223,6 +234,11 @@ class TrainConfig:
         if self.select not in SELECTIONS:
             raise ConfigError(
                 f"TrainConfig.select must be one of {SELECTIONS}, got {self.select!r}"
+            )
+        if self.anchor_order not in ANCHOR_ORDERS:
+            raise ConfigError(
+                f"TrainConfig.anchor_order must be one of {ANCHOR_ORDERS}, "
+                f"got {self.anchor_order!r}"
             )
         if self.objectives not in OBJECTIVES:
             raise ConfigError(

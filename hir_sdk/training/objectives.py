@@ -53,11 +53,11 @@ def distillation_loss(
 class EngagementScorer(nn.Module):
     """DistMult score of (z_u, edge type, z_v)."""
 
-    def __init__(self, num_edge_types: int, dim: int) -> None:
+    def __init__(self, num_edge_types: int, dim: int, scale: float = 5.0) -> None:
         super().__init__()
         self.relation = nn.Parameter(torch.ones(num_edge_types, dim))
         self.bias = nn.Parameter(torch.zeros(num_edge_types))
-        self.scale = nn.Parameter(torch.tensor(5.0))
+        self.scale = nn.Parameter(torch.tensor(float(scale)))  # learned from this start
 
     def forward(self, zu: torch.Tensor, etype: torch.Tensor, zv: torch.Tensor) -> torch.Tensor:
         return self.scale * (zu * self.relation[etype] * zv).sum(dim=-1) + self.bias[etype]

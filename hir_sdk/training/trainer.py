@@ -159,6 +159,7 @@ class Trainer:
                 seed=c.seed,
                 rank=self.rank,
                 world_size=self.world_size,
+                order=c.anchor_order,
             ),
         )
         self.seed_anchors = np.flatnonzero(
@@ -191,7 +192,9 @@ class Trainer:
         self.model_config = encoder_config(graph, self.featurizer, c)
         self.student = HierarchicalEncoder(self.model_config)
         self.teacher = copy.deepcopy(self.student).requires_grad_(False).eval()
-        self.scorer = EngagementScorer(len(graph.edge_types), c.model.out_dim)
+        self.scorer = EngagementScorer(
+            len(graph.edge_types), c.model.out_dim, scale=c.engagement.scale
+        )
         cuda_devices = torch.cuda.device_count() if torch.cuda.is_available() else 0
         self.device = device_for(c.device, local_rank(), cuda_devices)  # cuda:LOCAL_RANK
         if c.init_from:

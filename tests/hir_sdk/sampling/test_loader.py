@@ -1,6 +1,6 @@
-"""The loader: identical batches for 0, 1 and 2 workers; shuffling only within chunks;
-resuming mid-epoch; the process's thread settings as they were; no fork from a process
-that has joined a process group."""
+"""The loader: identical batches for 0, 1 and 2 workers; chunks shuffled and either
+spread over the epoch or kept in time order; resuming mid-epoch; the process's thread
+settings as they were; no fork from a process that has joined a process group."""
 
 from __future__ import annotations
 
@@ -73,9 +73,9 @@ def test_resume_mid_epoch_continues_identically(setup):
         assert all(np.array_equal(x, y) for x, y in zip(_flat(a), _flat(b), strict=True))
 
 
-def test_shuffling_stays_within_time_chunks(setup):
+def test_time_order_shuffles_only_within_chunks(setup):
     _, anchors, cutoffs = setup
-    config = LoaderConfig(batch_size=64, chunk_days=3, seed=5)
+    config = LoaderConfig(batch_size=64, chunk_days=3, seed=5)  # order "time", the default
     schedule = AnchorSchedule(anchors, cutoffs, config)
     e0, e1 = schedule.epoch_order(0), schedule.epoch_order(1)
     assert sorted(e0.tolist()) == list(range(len(anchors)))
@@ -83,6 +83,30 @@ def test_shuffling_stays_within_time_chunks(setup):
     chunk = (schedule.cutoffs - schedule.cutoffs[0]) // (3 * DAY)
     assert (np.diff(chunk[e0]) >= 0).all()  # chunks stay in time order
     assert not (np.diff(schedule.cutoffs[e0]) >= 0).all()  # but shuffled inside
+
+
+def test_spread_order_spans_the_window_from_the_first_batches(setup):
+    _, anchors, cutoffs = setup
+    spread = AnchorSchedule(
+        anchors, cutoffs, LoaderConfig(batch_size=64, chunk_days=3, seed=5, order="spread")
+    )
+    timed = AnchorSchedule(anchors, cutoffs, LoaderConfig(batch_size=64, chunk_days=3, seed=5))
+    e0 = spread.epoch_order(0)
+    assert sorted(e0.tolist()) == list(range(len(anchors)))
+    assert e0.tolist() != spread.epoch_order(1).tolist()
+    # the same rows as the time order's chunks, only interleaved
+    chunk = (spread.cutoffs - spread.cutoffs[0]) // (3 * DAY)
+    sizes = np.bincount(chunk)
+    assert len(sizes) >= 3
+    for c in range(len(sizes)):
+        in_c = chunk[e0] == c
+        assert e0[in_c].tolist() == [r for r in timed.epoch_order(0) if chunk[r] == c]
+    # every prefix holds each chunk in proportion to its size
+    for n in (64, 128, 300, len(e0) // 2):
+        held = np.bincount(chunk[e0[:n]], minlength=len(sizes))
+        assert (np.abs(held - sizes * n / len(e0)) <= 2).all(), (n, held)
+    # while the time order's first batch holds the first chunk only
+    assert set(chunk[timed.epoch_order(0)[:64]].tolist()) == {0}
 
 
 def test_anchors_from_events(tiny_graph):
@@ -98,6 +122,8 @@ def test_anchors_from_events(tiny_graph):
 def test_loader_config_validation():
     with pytest.raises(ValueError, match="batch_size"):
         LoaderConfig(batch_size=0)
+    with pytest.raises(ValueError, match="order must be one of"):
+        LoaderConfig(order="random")
 
 
 # ---- process-wide state ---------------------------------------------------------------

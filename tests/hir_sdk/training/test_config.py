@@ -49,6 +49,10 @@ def test_teacher_temperature_schedule():
 def test_invalid_values():
     with pytest.raises(ValueError, match="device"):
         TrainConfig(device="tpu")
+    with pytest.raises(InputError, match="anchor_order must be one of"):
+        config_from_dict({"anchor_order": "shuffled"})
+    with pytest.raises(InputError, match="EngagementConfig: scale must be > 0"):
+        config_from_dict({"engagement": {"scale": 0.0}})
     with pytest.raises(InputError, match="must be a table"):
         config_from_dict({"optim": 3})
     with pytest.raises(InputError, match="config file not found"):

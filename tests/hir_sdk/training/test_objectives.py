@@ -163,3 +163,15 @@ def test_exposed_negatives_are_shown_to_the_source_and_not_acted_on(tiny_graph):
     plain = EngagementSampler(g, OwnersAsOf(g), "train", roles).sample(512, seed=4, step=1)
     for name in ("src", "dst", "ts", "random_neg"):
         np.testing.assert_array_equal(getattr(s, name), getattr(plain, name))
+
+
+def test_the_scorer_starts_at_its_configured_scale():
+    """`engagement.scale`: the logit scale the scorer starts from; a score is that scale
+    times the relation-weighted inner product, plus the edge type's bias."""
+    zu, zv = _blocks(1)[:2].split(1)
+    etype = torch.tensor([1])
+    base, wide = EngagementScorer(2, 4), EngagementScorer(2, 4, scale=20.0)
+    assert float(base.scale) == 5.0 and float(wide.scale) == 20.0
+    inner = float((zu * zv).sum())
+    assert math.isclose(float(wide(zu, etype, zv)), 20.0 * inner, rel_tol=1e-5)
+    assert math.isclose(float(wide(zu, etype, zv)), 4 * float(base(zu, etype, zv)), rel_tol=1e-5)

@@ -175,6 +175,25 @@ def test_prototypes_are_seeded_from_the_teacher_embeddings(tiny_world, tmp_path)
             np.testing.assert_allclose(got.detach().numpy(), expected, atol=1e-5)
 
 
+def test_the_scorer_starts_at_the_configured_scale(tiny_world, tmp_path):
+    config = replace(CONFIG, engagement=replace(CONFIG.engagement, scale=12.0))
+    assert float(Trainer(tiny_world, tmp_path / "run", config).scorer.scale) == 12.0
+
+
+@pytest.mark.parametrize("order", ["spread", "time"])
+def test_the_first_batch_follows_the_anchor_order(tiny_world, tmp_path, order):
+    """`anchor_order`: the first batch holds only the training window's first days
+    ("time", the default) or spans the window ("spread")."""
+    trainer = Trainer(tiny_world, tmp_path / "run", replace(CONFIG, anchor_order=order))
+    schedule = trainer.schedule
+    assert schedule.config.order == order
+    _, cutoffs = schedule.batch(0, 0)
+    span = (int(cutoffs.max()) - int(cutoffs.min())) / (
+        int(schedule.cutoffs[-1]) - int(schedule.cutoffs[0])
+    )
+    assert span > 0.5 if order == "spread" else span < 0.5
+
+
 def test_seeding_types_must_be_node_types(tiny_world, tmp_path):
     config = replace(CONFIG, distill=replace(CONFIG.distill, seed_types=("shop",)))
     with pytest.raises(InputError, match=r"distill.seed_types \['shop'\]"):
