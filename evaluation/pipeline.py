@@ -214,7 +214,7 @@ def run_ab_on_graph(
         f = ex.frame
         X[w] = features.compute(f["user"].to_numpy(), f["ad"].to_numpy(), f["ts"].to_numpy())
         y[w] = f["label"].to_numpy()
-    data = RankingData(graph, {w: ex.frame for w, ex in examples.items()}, X, hir)
+    data = RankingData(graph, {w: ex.frame for w, ex in examples.items()}, X, hir, owners)
     timings["examples+features"] = time.perf_counter() - started
     models: dict[str, Ranker] = {}
     p = {}

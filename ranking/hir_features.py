@@ -28,11 +28,13 @@ import numpy as np
 import polars as pl
 
 from hir_sdk.graph import TemporalGraph
+from hir_sdk.graph.owners import OwnersAsOf
 from hir_sdk.interests import EntityEmbeddings
 from hir_sdk.ranking.hir_lookup import HirLookup
 from hir_sdk.ranking.interest_history import InterestHistory
 from hir_sdk.ranking.neighbour_outcomes import NeighbourOutcomes
 from hir_sdk.ranking.recent_interest import RecentInterest
+from hir_sdk.ranking.sequence.history import EventHistory
 
 
 def similarity_columns(columns: Sequence[str]) -> list[str]:
@@ -53,14 +55,27 @@ class HirFeatures:
         history: bool = True,
         recent: int = 20,
         neighbours: int = 50,
+        owners: OwnersAsOf | None = None,
     ) -> None:
+        """`owners`: the ads' owners as of time (`OwnersAsOf`) when the caller has them
+        already (the A/B read its labels with them); built here otherwise."""
         self.lookup = snapshots if isinstance(snapshots, HirLookup) else HirLookup(graph, snapshots)
         self.levels = self.lookup.levels
         self.dims = dims
         self.history = InterestHistory(graph, self.lookup) if history else None
-        self.recent = RecentInterest(graph, self.lookup, last=recent) if recent else None
+        # the recent-interest and neighbour-outcome columns read the same exposures
+        exposures = EventHistory(graph, roles=("exposure",)) if recent or neighbours else None
+        self.recent = (
+            RecentInterest(graph, self.lookup, last=recent, histories={"exposure": exposures})
+            if recent
+            else None
+        )
         self.neighbours = (
-            NeighbourOutcomes(graph, self.lookup, last=neighbours) if neighbours else None
+            NeighbourOutcomes(
+                graph, self.lookup, last=neighbours, owners=owners, exposures=exposures
+            )
+            if neighbours
+            else None
         )
 
     def compute(self, user: np.ndarray, ad: np.ndarray, t: np.ndarray) -> pl.DataFrame:

@@ -59,6 +59,7 @@ class NeighbourOutcomes:
         top: int = 10,
         attribution_days: float | None = None,
         owners: OwnersAsOf | None = None,
+        exposures: EventHistory | None = None,
     ) -> None:
         if last < 1 or top < 1:
             raise ValueError(f"NeighbourOutcomes: last and top must be >= 1, got {last}, {top}")
@@ -76,7 +77,7 @@ class NeighbourOutcomes:
         self.temperatures = tuple(float(tau) for tau in temperatures)
         self.window_s = int(round(days * DAY))
         self.owners = OwnersAsOf(graph) if owners is None else owners
-        self._history = EventHistory(graph, roles=("exposure",))
+        self._history = EventHistory(graph, roles=("exposure",)) if exposures is None else exposures
         self._conversions = conversion_index(graph, self.owners)
 
     @property

@@ -31,6 +31,7 @@ import numpy as np
 import polars as pl
 
 from hir_sdk.graph import TemporalGraph
+from hir_sdk.graph.owners import OwnersAsOf
 from hir_sdk.ranking.hir_lookup import HirLookup
 
 
@@ -42,6 +43,7 @@ class RankingData:
     examples: Mapping[str, pl.DataFrame]  # user, ad, owner, ts, label (+ bookkeeping)
     features: Mapping[str, pl.DataFrame]  # the as-of feature rows of those examples
     hir: HirLookup | None = None  # the HIR snapshots, for arms that read them
+    owners: OwnersAsOf | None = None  # the owners the labels were read with, to share
 
     def labels(self, window: str) -> np.ndarray:
         """(n,) 0/1 labels of `window`'s examples."""

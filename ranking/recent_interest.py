@@ -20,7 +20,7 @@ NaN when the candidate is not in a snapshot or no recent ad is.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import polars as pl
@@ -43,13 +43,18 @@ class RecentInterest:
         *,
         roles: Sequence[str] = ROLES,
         last: int = 20,
+        histories: Mapping[str, EventHistory] | None = None,
     ) -> None:
         if last < 1:
             raise ValueError(f"RecentInterest: last must be >= 1, got {last}")
         self.lookup = lookup
         self.roles = tuple(roles)
         self.last = last
-        self._history = {role: EventHistory(graph, roles=(role,)) for role in self.roles}
+        given = histories or {}  # a role's history another feature already built
+        self._history = {
+            role: given[role] if role in given else EventHistory(graph, roles=(role,))
+            for role in self.roles
+        }
 
     def compute(self, user: np.ndarray, ad: np.ndarray, t: np.ndarray) -> pl.DataFrame:
         """Feature columns for examples (global user and ad indices, request times)."""

@@ -192,3 +192,32 @@ def test_interest_history_refuses_bad_half_lives(snapshot, tiny_graph):
     for bad in ((0.0,), (3.0, -1.0), (float("nan"),)):
         with pytest.raises(ValueError, match="half-lives"):
             InterestHistory(tiny_graph, lookup, half_lives=bad)
+
+
+def test_hir_features_share_one_exposure_history_and_the_callers_owners(
+    snapshot, later, tiny_graph
+):
+    """The recent-interest and neighbour-outcome columns read one exposure history, and
+    the owners a caller passes; the columns are those of features built on their own."""
+    from hir_sdk.graph.owners import OwnersAsOf
+    from hir_sdk.ranking.neighbour_outcomes import NeighbourOutcomes
+
+    g = tiny_graph
+    lookup = HirLookup(g, [later, snapshot])
+    owners = OwnersAsOf(g)
+    features = HirFeatures(g, lookup, history=False, recent=5, neighbours=8, owners=owners)
+    assert features.neighbours.owners is owners
+    assert features.recent._history["exposure"] is features.neighbours._history
+    exposures = np.flatnonzero(g.etype == g.edge_type_code("impression"))
+    pick = np.random.default_rng(4).choice(exposures, 60, replace=False)
+    user, ad, ts = g.src[pick], g.dst[pick], g.ts[pick] + 1
+    got = features.compute(user, ad, ts)
+    alone = pl.concat(
+        [
+            RecentInterest(g, lookup, last=5).compute(user, ad, ts),
+            NeighbourOutcomes(g, lookup, last=8).compute(user, ad, ts),
+        ],
+        how="horizontal",
+    )
+    assert got.select(alone.columns).equals(alone)
+    assert alone["hir_nbr_count"].max() > 0  # the neighbour columns hold real values
