@@ -120,17 +120,17 @@ class AnchorSchedule:
         goes to position (k + offset) / n of the epoch (offset: a seeded draw in [0, 1) per
         chunk), so any run of consecutive batches holds each chunk in proportion to its
         size."""
+        spread = self.config.order == "spread"
         parts, keys = [], []
         for i, part in enumerate(np.split(np.arange(len(self.anchors)), self._bounds)):
             rng = np.random.default_rng([self.config.seed, epoch, i])
             parts.append(part[rng.permutation(len(part))])
-            keys.append((np.arange(len(part)) + rng.random()) / len(part))
+            if spread:
+                keys.append((np.arange(len(part)) + rng.random()) / len(part))
         if not parts:
             return np.zeros(0, dtype=np.int64)
         rows = np.concatenate(parts)
-        if self.config.order == "time":
-            return rows
-        return rows[np.argsort(np.concatenate(keys), kind="stable")]
+        return rows[np.argsort(np.concatenate(keys), kind="stable")] if spread else rows
 
     def batch(self, epoch: int, index: int) -> tuple[np.ndarray, np.ndarray]:
         order = self.epoch_order(epoch)
