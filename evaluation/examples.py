@@ -27,7 +27,7 @@ import polars as pl
 
 from hir_sdk.errors import InputError
 from hir_sdk.graph import TemporalGraph
-from hir_sdk.graph.event_index import pair_keys
+from hir_sdk.graph.event_index import EventIndex, pair_keys
 from hir_sdk.graph.owners import NO_OWNER, OwnersAsOf, conversion_index
 from hir_sdk.schema.manifest import DAY
 
@@ -63,8 +63,11 @@ def build_examples(
     *,
     attribution_days: float | None = None,
     owners: OwnersAsOf | None = None,
+    conversions: EventIndex | None = None,
 ) -> Examples:
-    """Examples of one chronological window (see the module docstring)."""
+    """Examples of one chronological window (see the module docstring). `owners` and
+    `conversions` (`conversion_index(graph, owners)`): when the caller has them already,
+    so that several windows and the features share them; built here otherwise."""
     if window not in WINDOWS:
         raise ValueError(f"window must be one of {WINDOWS}, got {window!r}")
     manifest = graph.manifest
@@ -87,7 +90,7 @@ def build_examples(
     edges, ts = edges[mature], ts[mature]
     user, ad = graph.src[edges], graph.dst[edges]
     owner = owners.at(ad, ts)
-    index = conversion_index(graph, owners)
+    index = conversion_index(graph, owners) if conversions is None else conversions
     converted = index.count_between(pair_keys(user, owner, graph.num_nodes), ts, ts + attribution_s)
     label = ((converted > 0) & (owner != NO_OWNER)).astype(np.int8)
     frame = pl.DataFrame({"user": user, "ad": ad, "owner": owner, "ts": ts, "label": label})

@@ -46,7 +46,7 @@ from hir_sdk.evaluation.report import ModelCurves, Report, render_markdown
 from hir_sdk.evaluation.report_html import render_html
 from hir_sdk.evaluation.slices import slice_rules, test_slices
 from hir_sdk.graph import TemporalGraph, build_graph
-from hir_sdk.graph.owners import OwnersAsOf
+from hir_sdk.graph.owners import OwnersAsOf, conversion_index
 from hir_sdk.io.atomic import atomic_output_dir
 from hir_sdk.io.output_folder import Inputs
 from hir_sdk.ranking.baselines import XGBoostConfig
@@ -189,8 +189,15 @@ def run_ab_on_graph(
     timings: dict[str, float] = {}
     started = time.perf_counter()
     owners = OwnersAsOf(graph)
+    conversions = conversion_index(graph, owners)  # read once: labels and HIR features
     examples = {
-        w: build_examples(graph, w, attribution_days=config.attribution_days, owners=owners)
+        w: build_examples(
+            graph,
+            w,
+            attribution_days=config.attribution_days,
+            owners=owners,
+            conversions=conversions,
+        )
         for w in WINDOWS
     }
     if config.hir_arms:
@@ -214,7 +221,8 @@ def run_ab_on_graph(
         f = ex.frame
         X[w] = features.compute(f["user"].to_numpy(), f["ad"].to_numpy(), f["ts"].to_numpy())
         y[w] = f["label"].to_numpy()
-    data = RankingData(graph, {w: ex.frame for w, ex in examples.items()}, X, hir, owners)
+    frames = {w: ex.frame for w, ex in examples.items()}
+    data = RankingData(graph, frames, X, hir, owners, conversions)
     timings["examples+features"] = time.perf_counter() - started
     models: dict[str, Ranker] = {}
     p = {}

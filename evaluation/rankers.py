@@ -137,7 +137,9 @@ class XGBoostArm:
             return frame
         if window not in self._columns:
             if self._hir_features is None or self._hir_features.lookup is not data.hir:
-                self._hir_features = HirFeatures(data.graph, data.hir, owners=data.owners)
+                self._hir_features = HirFeatures(
+                    data.graph, data.hir, owners=data.owners, conversions=data.conversions
+                )
             keys = (data.column(window, c) for c in ("user", "ad", "ts"))
             hir = self._hir_features.compute(*keys)
             self._columns[window] = pl.concat([frame, hir], how="horizontal")

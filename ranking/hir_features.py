@@ -28,6 +28,7 @@ import numpy as np
 import polars as pl
 
 from hir_sdk.graph import TemporalGraph
+from hir_sdk.graph.event_index import EventIndex
 from hir_sdk.graph.owners import OwnersAsOf
 from hir_sdk.interests import EntityEmbeddings
 from hir_sdk.ranking.hir_lookup import HirLookup
@@ -56,8 +57,10 @@ class HirFeatures:
         recent: int = 20,
         neighbours: int = 50,
         owners: OwnersAsOf | None = None,
+        conversions: EventIndex | None = None,
     ) -> None:
-        """`owners`: the ads' owners as of time (`OwnersAsOf`) when the caller has them
+        """`owners`: the ads' owners as of time (`OwnersAsOf`), and `conversions`: the
+        conversions keyed by (user, owner) (`conversion_index`), when the caller has them
         already (the A/B read its labels with them); built here otherwise."""
         self.lookup = snapshots if isinstance(snapshots, HirLookup) else HirLookup(graph, snapshots)
         self.levels = self.lookup.levels
@@ -72,7 +75,12 @@ class HirFeatures:
         )
         self.neighbours = (
             NeighbourOutcomes(
-                graph, self.lookup, last=neighbours, owners=owners, exposures=exposures
+                graph,
+                self.lookup,
+                last=neighbours,
+                owners=owners,
+                exposures=exposures,
+                conversions=conversions,
             )
             if neighbours
             else None

@@ -36,7 +36,7 @@ import numpy as np
 import polars as pl
 
 from hir_sdk.graph import TemporalGraph
-from hir_sdk.graph.event_index import pair_keys
+from hir_sdk.graph.event_index import EventIndex, pair_keys
 from hir_sdk.graph.owners import NO_OWNER, OwnersAsOf, conversion_index
 from hir_sdk.ranking.hir_lookup import HirLookup
 from hir_sdk.ranking.sequence.history import EventHistory
@@ -60,6 +60,7 @@ class NeighbourOutcomes:
         attribution_days: float | None = None,
         owners: OwnersAsOf | None = None,
         exposures: EventHistory | None = None,
+        conversions: EventIndex | None = None,
     ) -> None:
         if last < 1 or top < 1:
             raise ValueError(f"NeighbourOutcomes: last and top must be >= 1, got {last}, {top}")
@@ -78,7 +79,9 @@ class NeighbourOutcomes:
         self.window_s = int(round(days * DAY))
         self.owners = OwnersAsOf(graph) if owners is None else owners
         self._history = EventHistory(graph, roles=("exposure",)) if exposures is None else exposures
-        self._conversions = conversion_index(graph, self.owners)
+        self._conversions = (
+            conversion_index(graph, self.owners) if conversions is None else conversions
+        )
 
     @property
     def columns(self) -> list[str]:

@@ -31,6 +31,7 @@ import numpy as np
 import polars as pl
 
 from hir_sdk.graph import TemporalGraph
+from hir_sdk.graph.event_index import EventIndex
 from hir_sdk.graph.owners import OwnersAsOf
 from hir_sdk.ranking.hir_lookup import HirLookup
 
@@ -44,6 +45,8 @@ class RankingData:
     features: Mapping[str, pl.DataFrame]  # the as-of feature rows of those examples
     hir: HirLookup | None = None  # the HIR snapshots, for arms that read them
     owners: OwnersAsOf | None = None  # the owners the labels were read with, to share
+    # the conversions the labels were read from (`conversion_index`), to share
+    conversions: EventIndex | None = None
 
     def labels(self, window: str) -> np.ndarray:
         """(n,) 0/1 labels of `window`'s examples."""

@@ -184,3 +184,18 @@ def test_mini_labels_by_hand(write_dataset):
     assert ex.frame["label"].to_list() == [1, 0]
     assert ex.frame["ts"].to_list() == [T0 + 2 * DAY, T0 + 3 * DAY]
     assert ex.censored == 1
+
+
+def test_labels_read_the_conversions_the_caller_passes(tiny_graph):
+    from hir_sdk.graph.event_index import EventIndex
+    from hir_sdk.graph.owners import OwnersAsOf, conversion_index
+
+    owners = OwnersAsOf(tiny_graph)
+    own = build_examples(tiny_graph, "train")
+    shared = build_examples(
+        tiny_graph, "train", owners=owners, conversions=conversion_index(tiny_graph, owners)
+    )
+    assert shared.frame.equals(own.frame) and own.frame["label"].sum() > 0
+    empty = EventIndex(np.zeros(0, np.int64), np.zeros(0, np.int64))
+    none = build_examples(tiny_graph, "train", owners=owners, conversions=empty)
+    assert none.frame["label"].sum() == 0 and none.frame.height == own.frame.height

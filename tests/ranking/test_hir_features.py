@@ -198,15 +198,26 @@ def test_hir_features_share_one_exposure_history_and_the_callers_owners(
     snapshot, later, tiny_graph
 ):
     """The recent-interest and neighbour-outcome columns read one exposure history, and
-    the owners a caller passes; the columns are those of features built on their own."""
-    from hir_sdk.graph.owners import OwnersAsOf
+    the owners and conversions a caller passes; the columns are those of features built
+    on their own."""
+    from hir_sdk.graph.owners import OwnersAsOf, conversion_index
     from hir_sdk.ranking.neighbour_outcomes import NeighbourOutcomes
 
     g = tiny_graph
     lookup = HirLookup(g, [later, snapshot])
     owners = OwnersAsOf(g)
-    features = HirFeatures(g, lookup, history=False, recent=5, neighbours=8, owners=owners)
+    conversions = conversion_index(g, owners)
+    features = HirFeatures(
+        g,
+        lookup,
+        history=False,
+        recent=5,
+        neighbours=8,
+        owners=owners,
+        conversions=conversions,
+    )
     assert features.neighbours.owners is owners
+    assert features.neighbours._conversions is conversions
     assert features.recent._history["exposure"] is features.neighbours._history
     exposures = np.flatnonzero(g.etype == g.edge_type_code("impression"))
     pick = np.random.default_rng(4).choice(exposures, 60, replace=False)
