@@ -140,6 +140,31 @@ def table_row(name: str, ids: np.ndarray, relevant: list[np.ndarray]) -> str:
     return f"| {name} | " + " | ".join(cells) + " |"
 
 
+def history_table(queries: RankedLists, lists: dict[str, np.ndarray]) -> list[str]:
+    """recall@K and NDCG@K of each method over the query users with a rating before the
+    test start and over those without (see `conversion_retrieval`)."""
+    relevant = queries.relevant()
+    groups = {"with": queries.history, "without": ~queries.history}
+    lines = [
+        f"By query user: {int(queries.history.sum())} with a rating before the test start, "
+        f"{int((~queries.history).sum())} without (their lists rank for an empty history).",
+        "",
+        "| method | "
+        + " | ".join(f"{g}: recall@{k} | {g}: NDCG@{k}" for g in groups for k in K_VALUES[1:])
+        + " |",
+        "|---|" + "---:|" * (2 * len(groups) * len(K_VALUES[1:])),
+    ]
+    for name, ids in lists.items():
+        cells = []
+        for keep in groups.values():
+            got = [row[row >= 0] for row in ids[keep]]
+            rel = [r for r, k in zip(relevant, keep, strict=True) if k]
+            for k in K_VALUES[1:]:
+                cells += [f"{recall_at_k(got, rel, k):.3f}", f"{ndcg_at_k(got, rel, k):.3f}"]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def epoch_caps(text: str, models: list[str]) -> dict[str, int]:
     """`--max-epochs`: one cap for every RecBole peer, or `MODEL=N` pairs (others 300)."""
     try:
@@ -250,6 +275,7 @@ def main() -> int:
         "|---|" + "---:|" * (2 * len(K_VALUES)),
     ]
     lines += [table_row(name, ids, relevant) for name, ids in lists.items()]
+    lines += ["", *history_table(queries, lists)]
     if epochs:
         lines += [
             "",

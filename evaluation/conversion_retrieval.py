@@ -10,8 +10,16 @@ probe     the same index queried with each codebook's `probes` nearest codewords
           user's embedding that some ad holds (multi-probe), re-scored
 exact     exact inner-product k-NN of the user's embedding over the ads
 popular   the ads most engaged with (any edge into them) before the test start, one list
-recall@K  share of truth pairs whose ad is in the user's top K
+fallback  where some users have no history (no edge of their own before the test start):
+          exact k-NN for users with one, the popular list for those without (their
+          embedding holds none of their engagement yet, only what the encoder makes of
+          their attributes and an empty neighbourhood)
+recall@K  share of truth pairs whose ad is in the user's top K, over all pairs and
+          separately over the pairs of users with and without a history
 ```
+A time split can hold many users who arrive during the window; where their pairs are
+most of the truth, the overall recall mostly measures what a method ranks for an empty
+history, and the split says which part a method wins.
 The snapshot must be as of the test start or earlier, so nothing of the test window is
 in the queries or the index. With `exclude_seen`, each user's lists skip the ads they
 already had an edge to before the test start (the usual protocol for rating data, where
@@ -20,7 +28,7 @@ a user rates a movie once; in ads logs users do convert on ads they have seen).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
@@ -35,6 +43,7 @@ from hir_sdk.ranking.retrieval import InvertedIndex, TokenBags, exact_knn, probe
 
 K_VALUES = (20, 100)
 PROBES = 16
+FALLBACK = "exact k-NN, popularity without a history"
 
 
 @dataclass(frozen=True)
@@ -44,18 +53,41 @@ class ConversionRecall:
     ads: int
     k_values: tuple[int, ...]
     recall: dict[str, list[float]]  # method -> recall at each K
+    # the same over the pairs of users with a history before the window, and without
+    pairs_with_history: int = 0
+    with_history: dict[str, list[float]] = field(default_factory=dict)
+    without_history: dict[str, list[float]] = field(default_factory=dict)
+    window: str = "test"
 
     def render(self) -> list[str]:
-        """A Markdown table, one row per method."""
+        """A Markdown table, one row per method; where some pairs are by users without a
+        history, recall over those with one and over those without too."""
+        ks, cold = self.k_values, self.pairs - self.pairs_with_history
+        split = cold > 0
+        head = (
+            f"{self.users:,} users who convert on {self.pairs:,} (user, ad) pairs in the "
+            f"{self.window} window"
+        )
+        if split:
+            head += (
+                f" ({self.pairs_with_history:,} by users with an edge before it, {cold:,} by "
+                "users without)"
+            )
+        columns = [f"recall@{k}" for k in ks]
+        if split:
+            columns += [f"@{k}, with a history" for k in ks] + [f"@{k}, without" for k in ks]
         lines = [
-            f"{self.users:,} users who convert on {self.pairs:,} (user, ad) pairs in the test "
-            f"window; {self.ads:,} ads in the index",
+            f"{head}; {self.ads:,} ads in the index",
             "",
-            "| method | " + " | ".join(f"recall@{k}" for k in self.k_values) + " |",
-            "|---|" + "---:|" * len(self.k_values),
+            "| method | " + " | ".join(columns) + " |",
+            "|---|" + "---:|" * len(columns),
         ]
         for name, values in self.recall.items():
-            lines.append(f"| {name} | " + " | ".join(f"{r:.3f}" for r in values) + " |")
+            parts = [values]
+            if split:
+                parts += [self.with_history.get(name, []), self.without_history.get(name, [])]
+            cells = [f"{r:.3f}" for part in parts for r in (part or [np.nan] * len(ks))]
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
         return lines
 
 
@@ -70,6 +102,7 @@ class RankedLists:
         seen: sorted keys `pair_keys(user, ad, num_nodes)` left out of every list (empty unless
             `exclude_seen`).
         lists: method -> (U, L) ad node ids, best first; -1 pads.
+        history: (U,) whether each user has an edge of their own before the window.
     """
 
     users: np.ndarray
@@ -78,6 +111,7 @@ class RankedLists:
     seen: np.ndarray
     num_nodes: int
     lists: dict[str, np.ndarray]
+    history: np.ndarray
 
     def rank(self, scores: np.ndarray, top: int) -> np.ndarray:
         """(U, top) ads by descending `scores` (U, A) over `ads` (ties: lower column
@@ -148,18 +182,30 @@ def ranked_lists(
     exact = exact_knn(z[queries], z[ads], wanted, item_ids=ad_nodes)
     engaged = np.bincount(graph.dst[: graph.edges_before(cutoff)], minlength=graph.num_nodes)
     popular = ad_nodes[np.lexsort((ad_nodes, -engaged[ad_nodes]))][:wanted]
+    history = users_with_history(graph, users, cutoff)
+    exact_ids, popular_ids = np.asarray(exact.ids), np.tile(popular, (len(users), 1))
     lists = {
         "BoM inverted index, re-scored": np.asarray(bom.ids),
         f"BoM index, {probes}-probe query, re-scored": np.asarray(probed.ids),
-        "exact k-NN on embeddings": np.asarray(exact.ids),
-        "popularity (engagement before test)": np.tile(popular, (len(users), 1)),
+        "exact k-NN on embeddings": exact_ids,
+        FALLBACK: np.where(history[:, None], exact_ids, popular_ids),
+        "popularity (engagement before test)": popular_ids,
     }
+    if history.all():  # the fallback list is the exact one
+        del lists[FALLBACK]
     if exclude_seen:
         lists = {
             name: _unseen_first(ids, users, seen, graph.num_nodes) for name, ids in lists.items()
         }
     lists = {name: ids[:, :top] for name, ids in lists.items()}
-    return RankedLists(users, truth, ad_nodes, seen, graph.num_nodes, lists)
+    return RankedLists(users, truth, ad_nodes, seen, graph.num_nodes, lists, history)
+
+
+def users_with_history(graph: TemporalGraph, users: np.ndarray, cutoff: int) -> np.ndarray:
+    """(U,) whether each of `users` has an edge out of them before `cutoff`."""
+    return (
+        np.bincount(graph.src[: graph.edges_before(cutoff)], minlength=graph.num_nodes)[users] > 0
+    )
 
 
 def repeats_conversions(graph: TemporalGraph, window: str = "train") -> bool:
@@ -188,12 +234,29 @@ def conversion_recall(
     )
     position = np.searchsorted(ranked.users, ranked.truth["user"].to_numpy())
     ad = ranked.truth["ad"].to_numpy()
-    recall = {
-        name: [float((top_ids[position, :k] == ad[:, None]).any(axis=1).mean()) for k in k_values]
-        for name, top_ids in ranked.lists.items()
-    }
+    warm = ranked.history[position]
+
+    def recall(pairs: np.ndarray) -> dict[str, list[float]]:
+        if not pairs.any():
+            return {}
+        return {
+            name: [
+                float((top_ids[position[pairs], :k] == ad[pairs, None]).any(axis=1).mean())
+                for k in k_values
+            ]
+            for name, top_ids in ranked.lists.items()
+        }
+
     return ConversionRecall(
-        len(ranked.users), ranked.truth.height, len(ranked.ads), tuple(k_values), recall
+        len(ranked.users),
+        ranked.truth.height,
+        len(ranked.ads),
+        tuple(k_values),
+        recall(np.ones_like(warm)),
+        int(warm.sum()),
+        recall(warm),
+        recall(~warm),
+        window,
     )
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from hir_sdk.evaluation.conversion_retrieval import RankedLists
+from hir_sdk.evaluation.conversion_retrieval import RankedLists, users_with_history
 from hir_sdk.evaluation.examples import build_examples
 from hir_sdk.graph import TemporalGraph
 from hir_sdk.graph.event_index import pair_keys
@@ -72,7 +72,8 @@ def query_lists(graph: TemporalGraph) -> RankedLists:
     src, dst = graph.src[:k], graph.dst[:k]
     keep = np.isin(src, users) & np.isin(dst, ads)
     seen = np.unique(pair_keys(src[keep], dst[keep], graph.num_nodes))
-    return RankedLists(users, truth, ads, seen, graph.num_nodes, {})
+    history = users_with_history(graph, users, cutoff)
+    return RankedLists(users, truth, ads, seen, graph.num_nodes, {}, history)
 
 
 def same_queries(a: RankedLists, b: RankedLists) -> bool:
@@ -81,6 +82,7 @@ def same_queries(a: RankedLists, b: RankedLists) -> bool:
         np.array_equal(a.users, b.users)
         and np.array_equal(a.ads, b.ads)
         and np.array_equal(a.seen, b.seen)
+        and np.array_equal(a.history, b.history)
         and a.truth.equals(b.truth)
     )
 

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+import shutil
 
 import numpy as np
 import polars as pl
 import pytest
 
 from hir_sdk.errors import InputError
-from hir_sdk.evaluation.conversion_retrieval import conversion_recall, ranked_lists
+from hir_sdk.evaluation.conversion_retrieval import FALLBACK, conversion_recall, ranked_lists
 from hir_sdk.evaluation.examples import build_examples
+from hir_sdk.graph import build_graph_from_dir
 from hir_sdk.interests.hierarchy import snapshot_nodes, snapshot_rows
 from tests.hir_sdk.interests.conftest import snapshot  # noqa: F401
 
@@ -128,3 +130,54 @@ def test_the_validation_window_ranks_as_of_its_start_against_its_own_likes(tiny_
         assert not listed & earlier
     with pytest.raises(InputError, match="window must be one of"):
         conversion_recall(tiny_graph, snapshot, window="train")
+
+
+@pytest.mark.parametrize("window", ["validation", "test"])
+def test_recall_by_history_where_every_user_has_one(tiny_graph, snapshot, window):  # noqa: F811
+    start = tiny_graph.manifest.time.window(window)[0]
+    snapshot = dataclasses.replace(snapshot, meta={**snapshot.meta, "as_of": start})
+    ranked = ranked_lists(tiny_graph, snapshot, top=20, window=window)
+    earlier = set(tiny_graph.src[tiny_graph.ts < start].tolist())
+    assert ranked.history.tolist() == [int(u) in earlier for u in ranked.users]
+    assert ranked.history.all() and FALLBACK not in ranked.lists  # it would be exact k-NN
+    result = conversion_recall(tiny_graph, snapshot, k_values=(5, 20), window=window)
+    assert result.pairs_with_history == result.pairs
+    assert result.with_history == result.recall and result.without_history == {}
+    assert "with a history" not in "\n".join(result.render())
+
+
+def test_users_new_in_the_window_get_the_popular_list(tiny_world, tiny_graph, snapshot, tmp_path):  # noqa: F811
+    # the same world with two query users' edges before the test start removed: they
+    # arrive in the test window (node ids, and so the snapshot's rows, are unchanged)
+    start = tiny_graph.manifest.time.test_start
+    users = ranked_lists(tiny_graph, snapshot, top=20).users[:2]
+    new = tiny_graph.node_ids_of(users).tolist()
+    shutil.copytree(tiny_world, tmp_path / "world")
+    edges = pl.read_parquet(tiny_world / "edges.parquet")
+    early = (pl.col("src_type") == "user") & pl.col("src_id").is_in(new) & (pl.col("ts") < start)
+    edges.filter(~early).write_parquet(tmp_path / "world" / "edges.parquet")
+    graph = build_graph_from_dir(tmp_path / "world")
+    ranked = ranked_lists(graph, snapshot, top=20)
+    assert ranked.history.tolist() == [u not in users for u in ranked.users]
+    popular = ranked.lists["popularity (engagement before test)"]
+    exact = ranked.lists["exact k-NN on embeddings"]
+    fallback = ranked.lists[FALLBACK]
+    for i, warm in enumerate(ranked.history):
+        assert fallback[i].tolist() == (exact[i] if warm else popular[i]).tolist()
+    result = conversion_recall(graph, snapshot, k_values=(5, 20))
+    cold = ranked.truth["user"].is_in(users).sum()
+    assert 0 < cold and result.pairs_with_history == result.pairs - cold
+    truth = ranked.truth.filter(pl.col("user").is_in(users))
+    want = [np.mean([a in popular[0][:k] for a in truth["ad"]]) for k in (5, 20)]
+    assert result.without_history[FALLBACK] == pytest.approx(want)
+    assert result.without_history["popularity (engagement before test)"] == pytest.approx(want)
+    with_history = result.with_history["exact k-NN on embeddings"]
+    assert result.with_history[FALLBACK] == with_history
+    for name, overall in result.recall.items():  # the two slices' recalls weigh into it
+        for j, r in enumerate(overall):
+            warm, cold_r = result.with_history[name][j], result.without_history[name][j]
+            weighted = (warm * result.pairs_with_history + cold_r * cold) / result.pairs
+            assert r == pytest.approx(weighted)
+    table = "\n".join(result.render())
+    assert f"{result.pairs_with_history:,} by users with an edge before it" in table
+    assert f"| {FALLBACK} |" in table and "@20, without" in table
