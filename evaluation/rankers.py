@@ -4,7 +4,9 @@
 a new folder (marked as hir-sdk's, replaced only with `overwrite` and only when ours);
 `load_ranker(out, config)` builds the named arm fresh and restores it. An `xgboost+hir`
 arm stores its trees and columns; it reads the HIR columns from `RankingData.hir` again
-when it predicts.
+when it predicts. A `multistage` arm stores its two stages' weights, dense scaler and
+calibration (`ranking.sequence.multistage_files`); it reads the graph (the one it was
+fitted on) and the HIR snapshots of the data it predicts on.
 
 `register_ranker(name, factory, needs_hir=...)` adds an arm; `factory(config)` gets the
 A/B's `ABConfig` and returns a fresh object that follows the ranker protocol
@@ -40,6 +42,7 @@ from hir_sdk.ranking.baselines import PopularityModel, XGBoostBaseline
 from hir_sdk.ranking.hir_features import HirFeatures, similarity_columns
 from hir_sdk.ranking.ranker import Ranker, RankingData, SavableRanker
 from hir_sdk.ranking.sequence import MultiStageRanker, RankingExamples
+from hir_sdk.ranking.sequence.multistage_files import SavedMultiStage, save_multistage
 from hir_sdk.ranking.xgboost_search import XGBoostSearch, search_xgboost
 
 if TYPE_CHECKING:
@@ -230,6 +233,7 @@ class MultiStageArm:
     def __init__(self, config: ABConfig) -> None:
         self.settings = config.multistage
         self.model: MultiStageRanker | None = None
+        self.saved: SavedMultiStage | None = None  # loaded: joined to the data at predict
 
     @staticmethod
     def examples(data: RankingData, window: str) -> RankingExamples:
@@ -241,11 +245,27 @@ class MultiStageArm:
         return self
 
     def predict(self, data: RankingData, window: str) -> np.ndarray:
+        if self.model is None and self.saved is not None:
+            self.model = self.saved.ranker(data.graph, data.hir)
         if self.model is None:
             raise RuntimeError("multistage: predict before fit")
         return self.model.predict(self.examples(data, window))
 
+    def save(self, folder: Path) -> None:
+        if self.model is None:
+            raise RuntimeError("multistage: save before fit")
+        save_multistage(self.model, folder)
+
+    def load(self, folder: Path) -> MultiStageArm:
+        """The saved ranker; it reads the graph and HIR snapshots of the data it
+        predicts on (the graph must be the one it was fitted on)."""
+        self.saved, self.model = SavedMultiStage.read(folder), None
+        self.settings = self.saved.config
+        return self
+
     def describe(self) -> str:
+        if self.model is None and self.saved is not None:
+            return f"loaded from {self.saved.folder} (joined to the data at predict)"
         if self.model is None:
             return "not fitted"
         last = self.model.history_log[-1] if self.model.history_log else {}

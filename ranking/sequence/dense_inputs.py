@@ -22,6 +22,17 @@ class DenseScaler:
         self.mean = full.mean(axis=0)
         self.std = np.maximum(full.std(axis=0), 1e-6)
 
+    @classmethod
+    def restore(
+        cls, columns: list[str], missing: np.ndarray, mean: np.ndarray, std: np.ndarray
+    ) -> DenseScaler:
+        """A scaler with the statistics a fitted one holds (saved with its ranker)."""
+        scaler = cls.__new__(cls)
+        scaler.columns = list(columns)
+        scaler.missing = np.asarray(missing, dtype=np.int64)
+        scaler.mean, scaler.std = np.asarray(mean), np.asarray(std)
+        return scaler
+
     @property
     def width(self) -> int:
         return len(self.columns) + len(self.missing)

@@ -4,6 +4,8 @@ saved and loaded predicts what it did."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -20,7 +22,10 @@ from hir_sdk.evaluation.rankers import (
 )
 from hir_sdk.graph.owners import OwnersAsOf
 from hir_sdk.ranking.features import AsOfFeatures
+from hir_sdk.ranking.hir_lookup import HirLookup
 from hir_sdk.ranking.ranker import Ranker, RankingData
+from hir_sdk.ranking.sequence import MultiStageConfig
+from tests.hir_sdk.interests.conftest import snapshot  # noqa: F401
 from tests.page_example import run_page_example
 
 
@@ -125,5 +130,33 @@ def test_a_ranker_folder_not_ours_is_refused(ranking_data, tmp_path):
     (ours / "model.json").write_text('{"format_version": 1, "kind": "xgboost"}')
     with pytest.raises(InputError, match="holds a 'xgboost' model, not 'popularity'"):
         load_ranker(ours, ABConfig())
-    with pytest.raises(TypeError, match="no save"):
+    with pytest.raises(RuntimeError, match="save before fit"):
         save_ranker(make_ranker("multistage", ABConfig()), "multistage", tmp_path / "m")
+
+
+def test_a_saved_multistage_ranker_predicts_what_it_did(
+    ranking_data,
+    snapshot,  # noqa: F811
+    tiny_graph,
+    tmp_path,
+):
+    small = MultiStageConfig(epochs=1, max_train_examples=3_000, max_valid_examples=1_000)
+    config = ABConfig(multistage=small)
+    data = dataclasses.replace(ranking_data, hir=HirLookup(tiny_graph, [snapshot]))
+    ranker = make_ranker("multistage", config).fit(data)
+    want = ranker.predict(data, "test")
+    assert len(np.unique(want)) > 10  # a fitted model, not a constant
+    out = save_ranker(ranker, "multistage", tmp_path / "ranker")
+    loaded = load_ranker(out, ABConfig())  # the saved settings, not the config's defaults
+    assert loaded.settings == small and "loaded from" in loaded.describe()
+    np.testing.assert_array_equal(loaded.predict(data, "test"), want)
+    assert loaded.model.history_log == ranker.model.history_log
+    # the saved ranker reads its own graph and HIR width only
+    with pytest.raises(InputError, match="HIR embeddings of width"):
+        load_ranker(out, ABConfig()).predict(dataclasses.replace(data, hir=None), "test")
+    other = dataclasses.replace(tiny_graph, fingerprint="another graph")
+    with pytest.raises(InputError, match="fitted on another graph"):
+        load_ranker(out, ABConfig()).predict(dataclasses.replace(data, graph=other), "test")
+    (out / "weights.pt").write_bytes(b"not weights")
+    with pytest.raises(InputError):
+        load_ranker(out, ABConfig())
