@@ -44,7 +44,9 @@ def implicit_scores(
     for name, model in models.items():
         with threadpool_limits(1, "blas"):  # implicit asks for it (its own threads do the work)
             model.fit(matrix, show_progress=False)
-        u = np.asarray(model.user_factors)[rows]
+        # a user with no rating before the test start has no factors: zeros, as the
+        # RecBole peers give it (row -1 would read the last trained user's)
+        u = np.where(rows[:, None] >= 0, np.asarray(model.user_factors)[rows], 0.0)
         v = np.asarray(model.item_factors)
         out[name] = u @ v.T
     return out
