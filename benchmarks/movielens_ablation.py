@@ -50,6 +50,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "automatic choice, spread order": {"objectives": "auto", "anchor_order": "spread"},
     # the same, the engagement scorer starting at a wider logit scale
     "automatic choice, scale 20": {"objectives": "auto", "engagement": {"scale": 20.0}},
+    # the same, a third of the default learning rate
+    "automatic choice, lr 0.001": {"objectives": "auto", "optim": {"lr": 1e-3}},
     "no in-batch softmax": {"engagement": {"in_batch": 0.0}},
     "logq": {"engagement": {"logq_correction": True}},
     "exposed negatives + logq": {
