@@ -16,10 +16,11 @@
 6. export the newest encoder and the test-start snapshot's BoM quantizer to ONNX and
    check them against torch.
 
-Content features are on when the data has a content table (`--config` decides
-otherwise). Everything is written into `--out`, which must be absent or empty and may
-not lie inside `--data`; `--overwrite` replaces an earlier `hir run` output (never
-another folder). `job.toml` in `--out` records every setting of the job.
+Content features are on when the data has a content table (a `--config` file that sets
+`use_content` decides otherwise; its other keys change only what they set). Everything
+is written into `--out`, which must be absent or empty and may not lie inside `--data`;
+`--overwrite` replaces an earlier `hir run` output (never another folder). `job.toml` in
+`--out` records every setting of the job.
 """
 
 from __future__ import annotations
@@ -59,9 +60,9 @@ def add_job_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bootstrap", type=at_least(1), default=200, help="A/B user resamples")
     parser.add_argument(
         "--config",
-        help="the encoder's training settings, a `hir fit` TOML file (default: batches of "
-        "64, content features on when the data has content); --steps, --seed and the "
-        "refresh schedule still apply",
+        help="the encoder's training settings, a `hir fit` TOML file, over the defaults "
+        "(batches of 64, content features on when the data has content; the file decides "
+        "them only where it sets them); --steps, --seed and the refresh schedule still apply",
     )
 
 
@@ -109,13 +110,19 @@ class JobResult:
 
 
 def base_config(config: str | None, has_content: bool) -> TrainConfig:
-    """The encoder's settings before the job's schedule: `config` (a `hir fit` TOML file),
-    else the defaults with batches of 64 and content features on when there is content."""
-    from hir_sdk.training import TrainConfig, load_config
+    """The encoder's settings before the job's schedule: the defaults with content
+    features on when there is content, and over them `config` (a `hir fit` TOML file),
+    which decides content features only when it sets `use_content`."""
+    from hir_sdk.training import TrainConfig
+    from hir_sdk.training.config import config_from_dict, read_config_table
 
-    if config:
-        return load_config(config)
-    return TrainConfig(batch_size=64, use_content=has_content)
+    if not config:
+        return TrainConfig(batch_size=64, use_content=has_content)
+    raw = read_config_table(config)
+    loaded = config_from_dict(raw, Path(config))
+    if "use_content" in raw:
+        return loaded
+    return dataclasses.replace(loaded, use_content=has_content)
 
 
 def ab_config(args: argparse.Namespace) -> ABConfig:

@@ -312,12 +312,16 @@ def config_from_dict(raw: dict[str, Any], file: Path | None = None) -> TrainConf
     return _build(TrainConfig, raw, "", file)
 
 
-def load_config(path: str | Path) -> TrainConfig:
+def read_config_table(path: str | Path) -> dict[str, Any]:
+    """The TOML table of a config file, as written (keys it leaves out are absent)."""
     path = Path(path)
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError("config file not found", file=path) from None
     except (OSError, tomllib.TOMLDecodeError) as err:
         raise InputError(f"cannot read config: {err}", file=path) from None
-    return config_from_dict(raw, path)
+
+
+def load_config(path: str | Path) -> TrainConfig:
+    return config_from_dict(read_config_table(path), Path(path))

@@ -32,10 +32,22 @@ pytestmark = pytest.mark.long  # minutes of work: scheduled first (tests/conftes
 SMALL_ENCODER = DEMO_ENCODER.replace("use_content = true\n", "")
 
 
-def test_content_features_follow_the_data():
+def test_content_features_follow_the_data(tmp_path):
     assert "use_content" not in SMALL_ENCODER
     assert base_config(None, has_content=True).use_content
     assert not base_config(None, has_content=False).use_content
+    # a config file that leaves use_content out changes only what it sets
+    partial = tmp_path / "partial.toml"
+    partial.write_text("[engagement]\nscale = 20.0\n")
+    config = base_config(str(partial), has_content=True)
+    assert config.use_content and config.engagement.scale == 20.0
+    assert not base_config(str(partial), has_content=False).use_content
+    off = tmp_path / "off.toml"
+    off.write_text("use_content = false\n")
+    assert not base_config(str(off), has_content=True).use_content
+    on = tmp_path / "on.toml"
+    on.write_text("use_content = true\n")
+    assert base_config(str(on), has_content=False).use_content
 
 
 def test_run_on_a_dataset_without_content(tiny_world, tmp_path, capsys):
