@@ -199,18 +199,26 @@ class MultiStageRanker:
         torch.manual_seed(c.seed)
         hir_dim = self.hir.dim if self.hir is not None else 0
         self.scaler = DenseScaler(train.dense)
-        self.user_model = UserModel(c.user_model, self.history.num_actions, hir_dim)
         bom_vocab = self.hir.codebooks * self.hir.codewords if self.hir is not None else 1
         routes = self.hir.prototype_sizes[0] if self.hir is not None else 0
-        self.sizes = {
-            "num_actions": self.history.num_actions,
-            "user_dim": c.user_model.out_dim,
-            "hir_dim": hir_dim,
-            "dense_dim": self.scaler.width,
-            "bom_vocab": bom_vocab,
-            "routes": routes,
-        }
-        self.ranker = OnlineRanker(c.ranker, **self.sizes)
+        self.make_stages(
+            {
+                "num_actions": self.history.num_actions,
+                "user_dim": c.user_model.out_dim,
+                "hir_dim": hir_dim,
+                "dense_dim": self.scaler.width,
+                "bom_vocab": bom_vocab,
+                "routes": routes,
+            }
+        )
+
+    def make_stages(self, sizes: dict[str, int]) -> None:
+        """The two stages, untrained, for the online ranker's `sizes`: those `fit` derives
+        from its data, or a saved ranker's (`multistage_files`)."""
+        self.sizes = dict(sizes)
+        c = self.config
+        self.user_model = UserModel(c.user_model, sizes["num_actions"], sizes["hir_dim"])
+        self.ranker = OnlineRanker(c.ranker, **sizes)
 
     def _sample(self, ex: RankingExamples, limit: int, salt: int) -> RankingExamples:
         if len(ex) <= limit:

@@ -33,8 +33,8 @@ from hir_sdk.ranking.calibration import PlattScaling
 from hir_sdk.ranking.hir_lookup import HirLookup
 from hir_sdk.ranking.sequence.dense_inputs import DenseScaler
 from hir_sdk.ranking.sequence.multistage import MultiStageConfig, MultiStageRanker
-from hir_sdk.ranking.sequence.online_ranker import OnlineRanker, OnlineRankerConfig
-from hir_sdk.ranking.sequence.user_model import UserModel, UserModelConfig
+from hir_sdk.ranking.sequence.online_ranker import OnlineRankerConfig
+from hir_sdk.ranking.sequence.user_model import UserModelConfig
 from hir_sdk.training.checkpoint import load_checkpoint
 
 FORMAT_VERSION = 1
@@ -128,10 +128,7 @@ class SavedMultiStage:
             )
         model = MultiStageRanker(graph, hir, self.config)
         try:
-            model.user_model = UserModel(
-                self.config.user_model, sizes["num_actions"], sizes["hir_dim"]
-            )
-            model.ranker = OnlineRanker(self.config.ranker, **sizes)
+            model.make_stages(sizes)
             model.user_model.load_state_dict(self.weights["user_model"])
             model.ranker.load_state_dict(self.weights["ranker"])
         except (KeyError, TypeError, RuntimeError) as err:
@@ -140,7 +137,6 @@ class SavedMultiStage:
             ) from None
         model.user_model.eval()
         model.ranker.eval()
-        model.sizes = sizes
         model.scaler = DenseScaler.restore(
             list(self.meta["dense_columns"]),
             self.scaler["missing"],
