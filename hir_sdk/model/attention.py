@@ -26,6 +26,8 @@ from hir_sdk.model.attention_bias import BiasContext, dense_bias, mask_mod, padd
 
 log = logging.getLogger("hir_sdk.model")
 _compiled_flex = None
+# compiled FlexAttention's CUDA kernels need at least this many dimensions per head
+MIN_COMPILED_HEAD_DIM = 16
 _logged: set[tuple[str, str, bool]] = set()
 
 
@@ -89,6 +91,12 @@ class BiasedAttention(nn.Module):
         length, dim = x.shape
         q, k, v = self.qkv(x).view(length, 3, self.heads, dim // self.heads).unbind(1)
         if impl is Impl.FLEX:
+            if compiled and x.is_cuda and dim // self.heads < MIN_COMPILED_HEAD_DIM:
+                raise ValueError(
+                    f"compiled FlexAttention on CUDA needs at least {MIN_COMPILED_HEAD_DIM} "
+                    f"dimensions per head; this layer has {dim // self.heads} ({dim} / "
+                    f"{self.heads} heads): use fewer heads, or run FLEX uncompiled"
+                )
             out = _flex(compiled)(
                 q.transpose(0, 1)[None],
                 k.transpose(0, 1)[None],

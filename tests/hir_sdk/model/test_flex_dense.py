@@ -3,6 +3,8 @@ forward and backward on a GPU when one is present."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -101,11 +103,12 @@ def test_training_on_cpu_runs_dense_and_learns():
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_gpu_forward_and_backward_parity():
     device = torch.device("cuda")
-    x = random_inputs([40, 7, 81], CONFIG, seed=11, length=256).to(device)
+    config = dataclasses.replace(CONFIG, dim=64)  # compiled FLEX needs 16 dims per head
+    x = random_inputs([40, 7, 81], config, seed=11, length=256).to(device)
     grads = {}
     outs = {}
     for impl in (Impl.DENSE, Impl.FLEX):
-        model = randomized(CONFIG, seed=12).to(device).train()
+        model = randomized(config, seed=12).to(device).train()
         out = model(x, impl, compile_flex=impl is Impl.FLEX)
         out.embedding.square().sum().backward()
         outs[impl] = out.embedding.detach()
@@ -116,6 +119,17 @@ def test_gpu_forward_and_backward_parity():
     assert grads[Impl.FLEX].keys() == grads[Impl.DENSE].keys()
     for name, g in grads[Impl.DENSE].items():
         torch.testing.assert_close(grads[Impl.FLEX][name], g, atol=1e-3, rtol=1e-2)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_compiled_flex_refuses_narrow_heads_on_gpu():
+    """Compiled FlexAttention has no CUDA kernel below 16 dimensions per head: one clear
+    error instead of an inductor lowering failure."""
+    device = torch.device("cuda")
+    x = random_inputs([5, 9], CONFIG, seed=2).to(device)
+    model = randomized(CONFIG, seed=2).to(device)  # 32 dims over 4 heads: 8 per head
+    with pytest.raises(ValueError, match="at least 16 dimensions per head"):
+        model(x, Impl.FLEX, compile_flex=True)
 
 
 @pytest.mark.parametrize(
