@@ -2,6 +2,7 @@
 
 ```
 torchrun --nproc_per_node=2 -m hir_sdk.ranking.sharding   # self-check: sharded == unsharded
+torchrun --nproc_per_node=1 -m hir_sdk.ranking.sharding row_wise   # on a GPU machine
 ```
 `shard_tables(model)` plans every TorchRec table of a module (the online ranker's id and
 BoM bags, its event-id collection, or your own) with one sharding type, table-wise by
@@ -77,15 +78,21 @@ def load_unsharded_state(dmp: DistributedModelParallel, state: dict[str, torch.T
             value.copy_(source)
 
 
-def _self_check() -> None:
-    """Under torchrun: an online ranker, sharded table-wise, scores like the unsharded one."""
+def _self_check(sharding_type: str) -> None:
+    """Under torchrun: an online ranker, its tables sharded `sharding_type`, scores like the
+    unsharded one. With GPUs each rank uses `cuda:LOCAL_RANK` and the group is NCCL."""
     import copy
+    import dataclasses
     import json
 
     from hir_sdk.ranking.sequence.online_ranker import OnlineRanker, OnlineRankerConfig
     from hir_sdk.ranking.sequence.random_inputs import random_candidates, random_events
 
-    dist.init_process_group("gloo")
+    cuda = torch.cuda.is_available()
+    device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0"))) if cuda else None
+    if device is not None:
+        torch.cuda.set_device(device)
+    dist.init_process_group("nccl" if cuda else "gloo")
     rank = dist.get_rank()
     torch.manual_seed(0)
     model = OnlineRanker(
@@ -106,13 +113,20 @@ def _self_check() -> None:
     user = torch.randn(B, 16, generator=g)
     reference = copy.deepcopy(model)
     expected = reference(user, recent, cand).detach()
-    dmp = shard_tables(model)
+    dmp = shard_tables(model, sharding_type=sharding_type, device=device)
     load_unsharded_state(dmp, reference.state_dict())
-    got = dmp(user, recent, cand)
+    if device is not None:
+        user, recent = user.to(device), tuple(t.to(device) for t in recent)
+        cand = dataclasses.replace(
+            cand, **{f.name: getattr(cand, f.name).to(device) for f in dataclasses.fields(cand)}
+        )
+    got = dmp(user, recent, cand).cpu()
     got.sum().backward()  # the sharded backward runs (fused table updates)
     report = {
         "rank": rank,
         "world_size": dist.get_world_size(),
+        "backend": dist.get_backend(),
+        "sharding_type": sharding_type,
         "tables": table_names(reference),
         "max_abs_diff": float((got.detach() - expected).abs().max()),
     }
@@ -130,7 +144,7 @@ def _self_check() -> None:
 
 
 if __name__ == "__main__":
-    _self_check()
+    _self_check(sys.argv[1] if len(sys.argv) > 1 else "table_wise")
     # A clean exit without C++ static destructors: a gloo / fbgemm worker thread still joinable
     # at interpreter teardown aborts the process ("terminate called without an active
     # exception") once in a while after the check has passed and written its report.
