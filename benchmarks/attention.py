@@ -5,7 +5,8 @@ implementations side by side on the same inputs, reported as ratios to DENSE-pad
     .venv/bin/python benchmarks/attention.py \
         --record benchmarks/results/attention.md
 
-Options: `--sizes 2048 8192 32768`, `--repeats N` (default: fewer at larger sizes).
+Options: `--sizes 2048 8192 32768`, `--repeats N` (default: fewer at larger sizes),
+`--devices cpu cuda` (default: both, CUDA when there is a GPU).
 
 - FLEX: `BiasedAttention.forward(..., Impl.FLEX, block_mask=flex_block_mask(ctx, L, device),
   compiled=True)`. The first call compiles (timed separately, reported as compile time,
@@ -475,6 +476,7 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     parser.add_argument("--repeats", type=int, help="timed calls per impl (default by size)")
     parser.add_argument("--record", help="append the Markdown tables to this file")
+    parser.add_argument("--devices", nargs="+", choices=["cpu", "cuda"], default=["cpu", "cuda"])
     parser.add_argument("--one", nargs=2, metavar=("IMPL", "SIZE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
@@ -484,7 +486,7 @@ def main() -> int:
     started = time.perf_counter()
     cpu = torch.device("cpu")
     cpu_rows: dict[int, dict[str, dict]] = {}
-    for length in args.sizes:
+    for length in args.sizes if "cpu" in args.devices else []:
         t = time.perf_counter()
         res = time_size(length, cpu, train=False, repeats=args.repeats)
         gc.collect()
@@ -500,6 +502,7 @@ def main() -> int:
         "",
         f"command: `python benchmarks/attention.py --sizes {' '.join(map(str, args.sizes))}"
         + (f" --repeats {args.repeats}" if args.repeats else "")
+        + (f" --devices {' '.join(args.devices)}" if args.devices != ["cpu", "cuda"] else "")
         + "`",
         "",
         f"machine: {machine()}",
@@ -509,10 +512,11 @@ def main() -> int:
         "the resident baseline, warm, in a fresh process per (impl, size); compile s = first "
         "call minus a steady call (cold inductor cache).",
         "",
-        *table("CPU, forward (no_grad)", cpu_rows, "call_mb"),
-        *goals(cpu_rows, "call_mb"),
     ]
-    if torch.cuda.is_available():
+    if cpu_rows:
+        out += table("CPU, forward (no_grad)", cpu_rows, "call_mb")
+        out += goals(cpu_rows, "call_mb")
+    if "cuda" in args.devices and torch.cuda.is_available():
         gpu = torch.device("cuda")
         for train, name in ((False, "forward (no_grad)"), (True, "forward + backward")):
             rows = {}
