@@ -13,6 +13,8 @@ The core (`hir_sdk`), the upstream representation layer:
 - `hir_sdk.training`: self-distillation and engagement prediction, checkpoints, torchrun.
 - `hir_sdk.interests`: snapshots of embeddings, clusters and the interest hierarchy.
 - `hir_sdk.bom`: Bag-of-Meaning tokens by additive quantization.
+- `hir_sdk.pipeline`: the main job as a library (`JobSettings`, `run_job`); with
+  `hir_sdk.cli`, the application layer over all four source roots.
 - `hir_sdk.cli`: the `hir` command.
 
 Built on the core, which never imports them:

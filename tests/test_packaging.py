@@ -100,11 +100,16 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_core_never_imports_ranking_export_or_evaluation():
-    """`hir_sdk.cli` is the application layer on top of all four roots; nothing else in
-    the core may reach up."""
+    """`hir_sdk.cli` and `hir_sdk.pipeline` are the application layer on top of all four
+    roots; nothing else in the core may reach up, and only the CLI imports the pipeline."""
     outer = ("hir_sdk.ranking", "hir_sdk.export", "hir_sdk.evaluation")
+    application = {"cli", "pipeline"}
     for path in (ROOT / "hir_sdk").rglob("*.py"):
-        if "cli" in path.relative_to(ROOT).parts:
+        parts = set(path.relative_to(ROOT).parts)
+        if not parts & application:
+            bad = [m for m in _imports(path) if m.startswith("hir_sdk.pipeline")]
+            assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
+        if parts & application:
             continue
         bad = [m for m in _imports(path) if m.startswith(outer)]
         assert not bad, f"{path.relative_to(ROOT)} imports {bad}"

@@ -32,17 +32,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from hir_sdk.cli.run import (
-    STAGE_SHARES,
-    Progress,
-    ab_config,
-    add_job_options,
-    base_config,
-    print_results,
-    run_job,
-)
+from hir_sdk.cli.run import add_job_options, job_settings, print_results
 from hir_sdk.datasets import MOVIELENS_100K, movielens_100k
 from hir_sdk.io.atomic import atomic_output_dir, check_free
+from hir_sdk.pipeline import STAGE_SHARES, Progress, run_job
 from hir_sdk.synth import SCALES, TRUTH_DIR, generate_world, write_world
 
 SYNTHETIC = "synthetic"
@@ -77,8 +70,7 @@ def run(args: argparse.Namespace) -> int:
     check_free(out, kind="demo", overwrite=args.overwrite)  # before any import or work
     # the encoder's and the A/B's settings are checked before any work too; both data
     # sets have content
-    base = base_config(args.config, has_content=True)
-    ab = ab_config(args)
+    settings = job_settings(args, has_content=True)
     step = Progress([10.0, *STAGE_SHARES])  # writing the data, then `hir run`'s stages
     with atomic_output_dir(out, kind="demo", overwrite=args.overwrite) as tmp:
         if args.dataset == SYNTHETIC:
@@ -90,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         write_world(world, tmp / "data")
         step(f"{what}: {world.edges.num_rows:,} events")
         truth = tmp / "data" / TRUTH_DIR if world.truth else None
-        result = run_job(tmp / "data", tmp, args, base, ab, step, truth=truth)
+        result = run_job(tmp / "data", tmp, settings, progress=step, truth=truth)
     print_results(result, out)
     print(f"data: {out / 'data'}")
     return 0

@@ -26,24 +26,22 @@ is written into `--out`, which must be absent or empty and may not lie inside `-
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hir_sdk.cli.bounded_int import at_least
+from hir_sdk.pipeline import (
+    JOB_FILE,
+    STAGE_SHARES,
+    JobSettings,
+    Progress,
+    encoder_settings,
+    run_job,
+)
 from hir_sdk.schema.dataset import CONTENT_FILE
-from hir_sdk.schema.manifest import DAY
 
 if TYPE_CHECKING:
-    from hir_sdk.evaluation.conversion_retrieval import ConversionRecall
-    from hir_sdk.evaluation.pipeline import ABConfig, ABRun
-    from hir_sdk.export.export_run import ExportResult
-    from hir_sdk.graph import TemporalGraph
-    from hir_sdk.training import TrainConfig
-
-JOB_FILE = "job.toml"
+    from hir_sdk.pipeline import JobResult
 
 
 def add_job_options(parser: argparse.ArgumentParser) -> None:
@@ -84,164 +82,15 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-class Progress:
-    """Prints each finished stage with the elapsed time and, from the stages' expected
-    shares of the whole, an estimate of what remains."""
-
-    def __init__(self, shares: list[float]) -> None:
-        self.started = time.perf_counter()
-        self.shares, self.done = shares, 0
-
-    def __call__(self, name: str) -> None:
-        self.done += 1
-        elapsed = time.perf_counter() - self.started
-        share = sum(self.shares[: self.done]) / sum(self.shares)
-        left = "" if self.done == len(self.shares) else f", ~{elapsed / share - elapsed:.0f}s left"
-        print(f"[{self.done}/{len(self.shares)} {elapsed:6.1f}s{left}] {name}", flush=True)
-
-
-@dataclass(frozen=True)
-class JobResult:
-    graph: TemporalGraph
-    runs: list[Path]
-    recall: ConversionRecall
-    ab: ABRun
-    exported: ExportResult
-
-
-def base_config(config: str | None, has_content: bool) -> TrainConfig:
-    """The encoder's settings before the job's schedule: the defaults with content
-    features on when there is content, and over them `config` (a `hir fit` TOML file),
-    which decides content features only when it sets `use_content`."""
-    from hir_sdk.training import TrainConfig
-    from hir_sdk.training.config import config_from_dict, read_config_table
-
-    if not config:
-        return TrainConfig(batch_size=64, use_content=has_content)
-    raw = read_config_table(config)
-    loaded = config_from_dict(raw, Path(config))
-    if "use_content" in raw:
-        return loaded
-    return dataclasses.replace(loaded, use_content=has_content)
-
-
-def ab_config(args: argparse.Namespace) -> ABConfig:
-    """The A/B's settings (checked before any work): XGBoost + HIR against XGBoost."""
-    from hir_sdk.evaluation.pipeline import ABConfig
-
-    return ABConfig(
-        control="xgboost", treatment="xgboost+hir", n_bootstrap=args.bootstrap, seed=args.seed
+def job_settings(args: argparse.Namespace, has_content: bool) -> JobSettings:
+    """The job's settings from the command line (checked before any work)."""
+    return JobSettings(
+        encoder=encoder_settings(args.config, has_content),
+        seed=args.seed,
+        steps=args.steps,
+        refresh_steps=args.refresh_steps,
+        bootstrap=args.bootstrap,
     )
-
-
-def job_settings(
-    data: str, args: argparse.Namespace, base: TrainConfig, ab: ABConfig
-) -> dict[str, object]:
-    """Every setting of the job, as written to `job.toml`: the data, the schedule, the A/B
-    and the encoder's settings before the schedule (each run's `config.toml` holds what
-    that run trained with)."""
-    return {
-        "data": data,
-        "seed": args.seed,
-        "steps": args.steps,
-        "refresh_steps": refresh_steps(args),
-        "ab": {"control": ab.control, "treatment": ab.treatment, "bootstrap": ab.n_bootstrap},
-        "encoder": base.to_dict(),
-    }
-
-
-def refresh_steps(args: argparse.Namespace) -> int:
-    return max(args.steps // 3, 1) if args.refresh_steps is None else args.refresh_steps
-
-
-def run_job(
-    data: Path,
-    tmp: Path,
-    args: argparse.Namespace,
-    base: TrainConfig,
-    ab_settings: ABConfig,
-    step: Progress,
-    *,
-    truth: Path | None = None,
-) -> JobResult:
-    """Stages 1-6 of the module docstring on the dataset folder `data`, written into the
-    output folder being made, `tmp`; `truth` is a synthetic world's planted truth."""
-    import tomli_w
-
-    from hir_sdk.evaluation.conversion_retrieval import conversion_recall, repeats_conversions
-    from hir_sdk.evaluation.hir_snapshots import build_hir_lookup
-    from hir_sdk.evaluation.pipeline import run_ab_on_graph, write_report
-    from hir_sdk.export import export_run
-    from hir_sdk.graph import build_graph_from_dir, save_graph
-    from hir_sdk.interests import write_embeddings
-    from hir_sdk.training.as_of import training_midpoint
-    from hir_sdk.training.refresh_chain import refresh_ends, train_refreshed
-
-    try:  # data written into the output (hir demo): its path inside it, which stays valid
-        shown = data.resolve().relative_to(tmp.resolve()).as_posix()
-    except ValueError:
-        shown = str(data.resolve())
-    (tmp / JOB_FILE).write_text(tomli_w.dumps(job_settings(shown, args, base, ab_settings)))
-    graph = build_graph_from_dir(data)
-    save_graph(graph, tmp / "graph")
-    step(f"validated and built the graph: {graph.num_nodes:,} nodes, {graph.num_edges:,} edges")
-
-    t = graph.manifest.time
-    refresh = refresh_steps(args)
-    every = max(args.steps // 3, 1)
-    first = dataclasses.replace(
-        base, steps=args.steps, seed=args.seed, eval_every=every, checkpoint_every=every
-    )
-    ends = refresh_ends(t, training_midpoint(t), refresh=refresh > 0)
-    runs = train_refreshed(data, tmp, first, ends, refresh_steps=refresh or None, progress=True)
-    days = (ends["run"] - t.start) / DAY
-    step(
-        f"trained the encoder for {args.steps} steps on the first {days:.0f} days"
-        + (
-            f", refreshed it until the validation and the test start "
-            f"({refresh} warm-started steps each)"
-            if len(runs) > 1
-            else ""
-        )
-    )
-    hir = build_hir_lookup(runs, data, graph, seed=args.seed)
-    latest = hir.full_snapshots[-1]
-    write_embeddings(latest, tmp / "embeddings")
-    sizes = latest.meta["bom"]
-    step(
-        f"embedded users and ads at {len(hir.full_snapshots)} refresh times, new ads "
-        f"a minute after their creation ({hir.created_rows:,}) and daily in between "
-        f"({len(hir.snapshots) - len(hir.full_snapshots)} arrival snapshots; BoM "
-        f"{sizes['codebooks']}x{sizes['codewords']}, relative error "
-        f"{sizes['relative_error']:.3f})"
-    )
-    # where no user converts twice on one ad (ratings: one per movie), what a user already
-    # had is left out of their lists; in ads logs users do convert again
-    exclude_seen = not repeats_conversions(graph)
-    recall = conversion_recall(graph, latest, exclude_seen=exclude_seen)
-    step(
-        "retrieval of the ads users convert on: BoM index, exact k-NN, popularity"
-        + (" (what a user had before is left out)" if exclude_seen else "")
-    )
-    ab = run_ab_on_graph(graph, ab_settings, truth=truth, hir=hir)
-    write_report(ab, tmp / "ab")
-    step("offline A/B: XGBoost + HIR features vs XGBoost on the test window")
-    exported = export_run(
-        runs[-1],  # the encoder that embedded the test-start snapshot
-        data,
-        tmp / "onnx",
-        embeddings=tmp / "embeddings",
-        check=True,
-        check_nodes=256,
-    )
-    step(f"exported {', '.join(exported.files)} ({runs[-1].name}) and checked them against torch")
-    return JobResult(graph, runs, recall, ab, exported)
-
-
-# the stages' shares of a whole job, for the estimate of what remains: the seconds each
-# took in the recorded `make demo` run (benchmarks/results/demo.md), in stage order:
-# graph, training, snapshots, retrieval, A/B, export
-STAGE_SHARES = [3.0, 650.0, 500.0, 1.0, 230.0, 46.0]
 
 
 def print_results(result: JobResult, out: Path) -> None:
@@ -281,10 +130,9 @@ def run(args: argparse.Namespace) -> int:
     if not data.is_dir():
         raise InputError("dataset folder not found", file=data)
     check_free(out, kind="job", overwrite=args.overwrite, inputs=(data,))  # before any work
-    base = base_config(args.config, (data / CONTENT_FILE).exists())
-    ab = ab_config(args)
+    settings = job_settings(args, (data / CONTENT_FILE).exists())
     step = Progress(STAGE_SHARES)
     with atomic_output_dir(out, kind="job", overwrite=args.overwrite, inputs=(data,)) as tmp:
-        result = run_job(data, tmp, args, base, ab, step)
+        result = run_job(data, tmp, settings, progress=step)
     print_results(result, out)
     return 0

@@ -97,9 +97,9 @@ def test_demo_writes_the_data_then_runs_the_job(
     config.write_text(SMALL_ENCODER)
     calls = []
 
-    def run_job(data, tmp, args, base, ab, step, *, truth):
+    def run_job(data, tmp, settings, *, progress, truth):
         dataset = load_dataset(data)  # the data is whole and valid when the job starts
-        calls.append((data.relative_to(tmp), truth and truth.relative_to(tmp), base))
+        calls.append((data.relative_to(tmp), truth and truth.relative_to(tmp), settings.encoder))
         return dataset.manifest.name
 
     monkeypatch.setattr("hir_sdk.cli.demo.run_job", run_job)

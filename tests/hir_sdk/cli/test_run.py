@@ -16,9 +16,9 @@ else:  # pragma: no cover
 import pytest
 
 from hir_sdk.cli.main import main
-from hir_sdk.cli.run import base_config
 from hir_sdk.interests import read_embeddings
 from hir_sdk.io.output_folder import marker_kind
+from hir_sdk.pipeline import encoder_settings as base_config
 from hir_sdk.schema.dataset import CONTENT_FILE
 from hir_sdk.schema.manifest import load_manifest
 from hir_sdk.synth import TRUTH_DIR

@@ -1,0 +1,131 @@
+"""The main job on a dataset folder, with one graph and one set of encoders passed from
+stage to stage:
+
+1. validate the data and build the temporal graph (once);
+2. train the encoder on the first half of the training window and refresh it
+   (`training.refresh_chain`);
+3. embed users and ads at three refresh times, each with the newest encoder trained
+   before it (`evaluation.hir_snapshots`);
+4. retrieval recall of the ads users convert on in the test window;
+5. the offline A/B: XGBoost + HIR features against XGBoost;
+6. ONNX export of the newest encoder and BoM quantizer, checked against torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hir_sdk.pipeline.settings import JobSettings
+from hir_sdk.schema.manifest import DAY
+
+if TYPE_CHECKING:
+    from hir_sdk.evaluation.conversion_retrieval import ConversionRecall
+    from hir_sdk.evaluation.pipeline import ABRun
+    from hir_sdk.export.export_run import ExportResult
+    from hir_sdk.graph import TemporalGraph
+    from hir_sdk.ranking.hir_lookup import HirLookup
+
+JOB_FILE = "job.toml"
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """What each stage made: the graph, the encoders' run folders (first, then the
+    refreshes), the snapshots, the retrieval recall, the A/B and the ONNX export."""
+
+    graph: TemporalGraph
+    runs: list[Path]
+    hir: HirLookup
+    recall: ConversionRecall
+    ab: ABRun
+    exported: ExportResult
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+def run_job(
+    data: Path,
+    out: Path,
+    settings: JobSettings,
+    *,
+    progress: Callable[[str], None] = _quiet,
+    truth: Path | None = None,
+) -> JobResult:
+    """Stages 1-6 of the module docstring on the dataset folder `data`, written into
+    `out` (an existing folder the caller owns: `hir run` passes the temporary folder of
+    its atomic output). `progress` is called with a line as each stage ends; `truth` is a
+    synthetic world's planted truth, for the A/B's truth slices."""
+    import tomli_w
+
+    from hir_sdk.evaluation.conversion_retrieval import conversion_recall, repeats_conversions
+    from hir_sdk.evaluation.hir_snapshots import build_hir_lookup
+    from hir_sdk.evaluation.pipeline import run_ab_on_graph, write_report
+    from hir_sdk.export import export_run
+    from hir_sdk.graph import build_graph_from_dir, save_graph
+    from hir_sdk.interests import write_embeddings
+    from hir_sdk.training.as_of import training_midpoint
+    from hir_sdk.training.refresh_chain import refresh_ends, train_refreshed
+
+    try:  # data written into the output (hir demo): its path inside it, which stays valid
+        shown = data.resolve().relative_to(out.resolve()).as_posix()
+    except ValueError:
+        shown = str(data.resolve())
+    (out / JOB_FILE).write_text(tomli_w.dumps(settings.to_dict(shown)))
+    graph = build_graph_from_dir(data)
+    save_graph(graph, out / "graph")
+    progress(f"validated and built the graph: {graph.num_nodes:,} nodes, {graph.num_edges:,} edges")
+
+    t = graph.manifest.time
+    refresh = settings.refresh
+    first = settings.first_run()
+    ends = refresh_ends(t, training_midpoint(t), refresh=refresh > 0)
+    runs = train_refreshed(data, out, first, ends, refresh_steps=refresh or None, progress=True)
+    days = (ends["run"] - t.start) / DAY
+    progress(
+        f"trained the encoder for {settings.steps} steps on the first {days:.0f} days"
+        + (
+            f", refreshed it until the validation and the test start "
+            f"({refresh} warm-started steps each)"
+            if len(runs) > 1
+            else ""
+        )
+    )
+    hir = build_hir_lookup(runs, data, graph, seed=settings.seed)
+    latest = hir.full_snapshots[-1]
+    write_embeddings(latest, out / "embeddings")
+    sizes = latest.meta["bom"]
+    progress(
+        f"embedded users and ads at {len(hir.full_snapshots)} refresh times, new ads "
+        f"a minute after their creation ({hir.created_rows:,}) and daily in between "
+        f"({len(hir.snapshots) - len(hir.full_snapshots)} arrival snapshots; BoM "
+        f"{sizes['codebooks']}x{sizes['codewords']}, relative error "
+        f"{sizes['relative_error']:.3f})"
+    )
+    # where no user converts twice on one ad (ratings: one per movie), what a user already
+    # had is left out of their lists; in ads logs users do convert again
+    exclude_seen = not repeats_conversions(graph)
+    recall = conversion_recall(graph, latest, exclude_seen=exclude_seen)
+    progress(
+        "retrieval of the ads users convert on: BoM index, exact k-NN, popularity"
+        + (" (what a user had before is left out)" if exclude_seen else "")
+    )
+    ab = run_ab_on_graph(graph, settings.ab, truth=truth, hir=hir)
+    write_report(ab, out / "ab")
+    progress("offline A/B: XGBoost + HIR features vs XGBoost on the test window")
+    exported = export_run(
+        runs[-1],  # the encoder that embedded the test-start snapshot
+        data,
+        out / "onnx",
+        embeddings=out / "embeddings",
+        check=True,
+        check_nodes=256,
+    )
+    progress(
+        f"exported {', '.join(exported.files)} ({runs[-1].name}) and checked them against torch"
+    )
+    return JobResult(graph, runs, hir, recall, ab, exported)

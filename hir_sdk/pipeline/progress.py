@@ -1,0 +1,27 @@
+"""Progress of a job: each finished stage with the elapsed time and an estimate of what
+remains."""
+
+from __future__ import annotations
+
+import time
+
+# the stages' shares of a whole job, for the estimate of what remains: the seconds each
+# took in the recorded `make demo` run (benchmarks/results/demo.md), in stage order:
+# graph, training, snapshots, retrieval, A/B, export
+STAGE_SHARES = [3.0, 650.0, 500.0, 1.0, 230.0, 46.0]
+
+
+class Progress:
+    """Prints each finished stage with the elapsed time and, from the stages' expected
+    shares of the whole, an estimate of what remains."""
+
+    def __init__(self, shares: list[float]) -> None:
+        self.started = time.perf_counter()
+        self.shares, self.done = shares, 0
+
+    def __call__(self, name: str) -> None:
+        self.done += 1
+        elapsed = time.perf_counter() - self.started
+        share = sum(self.shares[: self.done]) / sum(self.shares)
+        left = "" if self.done == len(self.shares) else f", ~{elapsed / share - elapsed:.0f}s left"
+        print(f"[{self.done}/{len(self.shares)} {elapsed:6.1f}s{left}] {name}", flush=True)

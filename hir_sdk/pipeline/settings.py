@@ -1,0 +1,118 @@
+"""Every setting of the main job in one object: the encoder's training settings before the
+schedule, the schedule, and the A/B."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hir_sdk.evaluation.pipeline import ABConfig
+    from hir_sdk.training import TrainConfig
+
+
+def encoder_settings(config: str | Path | None, has_content: bool) -> TrainConfig:
+    """The encoder's settings before the job's schedule: the defaults with content
+    features on when there is content, and over them `config` (a `hir fit` TOML file),
+    which decides content features only when it sets `use_content`."""
+    from hir_sdk.training import TrainConfig
+    from hir_sdk.training.config import config_from_dict, read_config_table
+
+    if not config:
+        return TrainConfig(batch_size=64, use_content=has_content)
+    raw = read_config_table(config)
+    loaded = config_from_dict(raw, Path(config))
+    if "use_content" in raw:
+        return loaded
+    return dataclasses.replace(loaded, use_content=has_content)
+
+
+@dataclass(frozen=True)
+class JobSettings:
+    """The main job's settings. `steps` trains the first encoder; each of the two refresh
+    runs trains `refresh_steps` warm-started steps (None: a third of `steps`; 0: no
+    refresh, one encoder). `seed` seeds the encoder's training, the snapshots and the
+    A/B's bootstrap of `bootstrap` user resamples. The A/B's settings are checked when
+    the object is made, before any work."""
+
+    encoder: TrainConfig
+    seed: int = 0
+    steps: int = 300
+    refresh_steps: int | None = None
+    bootstrap: int = 200
+
+    def __post_init__(self) -> None:
+        from hir_sdk.errors import InputError
+
+        if self.steps < 1 or (self.refresh_steps is not None and self.refresh_steps < 0):
+            raise InputError(
+                f"the job needs steps >= 1 and refresh_steps >= 0, got {self.steps} and "
+                f"{self.refresh_steps}"
+            )
+        self.ab  # noqa: B018  (builds the A/B settings, which check the bootstrap count)
+
+    @property
+    def refresh(self) -> int:
+        """Warm-started steps of each refresh run (0: none)."""
+        return max(self.steps // 3, 1) if self.refresh_steps is None else self.refresh_steps
+
+    def first_run(self) -> TrainConfig:
+        """The first encoder's training settings: the encoder settings with the job's
+        steps and seed, validated and checkpointed every third of the steps."""
+        every = max(self.steps // 3, 1)
+        return dataclasses.replace(
+            self.encoder,
+            steps=self.steps,
+            seed=self.seed,
+            eval_every=every,
+            checkpoint_every=every,
+        )
+
+    @property
+    def ab(self) -> ABConfig:
+        """The A/B: XGBoost + HIR features against XGBoost."""
+        from hir_sdk.evaluation.pipeline import ABConfig
+
+        return ABConfig(
+            control="xgboost", treatment="xgboost+hir", n_bootstrap=self.bootstrap, seed=self.seed
+        )
+
+    @classmethod
+    def for_data(
+        cls,
+        data: str | Path,
+        config: str | Path | None = None,
+        *,
+        seed: int = 0,
+        steps: int = 300,
+        refresh_steps: int | None = None,
+        bootstrap: int = 200,
+    ) -> JobSettings:
+        """The settings for the dataset folder `data`: content features on when it has a
+        content table, and `config` (a `hir fit` TOML file) over the encoder's defaults."""
+        from hir_sdk.schema.dataset import CONTENT_FILE
+
+        has_content = (Path(data) / CONTENT_FILE).exists()
+        return cls(
+            encoder=encoder_settings(config, has_content),
+            seed=seed,
+            steps=steps,
+            refresh_steps=refresh_steps,
+            bootstrap=bootstrap,
+        )
+
+    def to_dict(self, data: str) -> dict[str, object]:
+        """Every setting of the job, as written to `job.toml`: the data, the schedule, the
+        A/B and the encoder's settings before the schedule (each run's `config.toml` holds
+        what that run trained with)."""
+        ab = self.ab
+        return {
+            "data": data,
+            "seed": self.seed,
+            "steps": self.steps,
+            "refresh_steps": self.refresh,
+            "ab": {"control": ab.control, "treatment": ab.treatment, "bootstrap": ab.n_bootstrap},
+            "encoder": self.encoder.to_dict(),
+        }

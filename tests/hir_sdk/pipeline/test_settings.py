@@ -1,0 +1,66 @@
+"""`JobSettings`: the main job's settings in one object, checked when made."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+import pytest
+import tomli_w
+
+from hir_sdk.errors import InputError
+from hir_sdk.pipeline import JobSettings, encoder_settings
+from hir_sdk.schema.dataset import CONTENT_FILE
+from hir_sdk.synth import TRUTH_DIR
+
+
+def test_content_follows_the_data_and_the_config_file(tiny_world, tmp_path):
+    bare = tmp_path / "bare"
+    shutil.copytree(tiny_world, bare, ignore=shutil.ignore_patterns(CONTENT_FILE, TRUTH_DIR))
+    assert JobSettings.for_data(tiny_world).encoder.use_content
+    assert not JobSettings.for_data(bare).encoder.use_content
+    config = tmp_path / "lr.toml"
+    config.write_text("[optim]\nlr = 0.001\n")
+    settings = JobSettings.for_data(tiny_world, config, seed=3, steps=30)
+    assert settings.encoder.use_content and settings.encoder.optim.lr == 0.001
+    assert settings.encoder == encoder_settings(config, has_content=True)
+
+
+def test_the_schedule_of_the_first_run_and_its_refreshes():
+    settings = JobSettings(encoder=encoder_settings(None, False), seed=4, steps=30)
+    first = settings.first_run()
+    assert (first.steps, first.seed, first.eval_every, first.checkpoint_every) == (30, 4, 10, 10)
+    assert first.batch_size == settings.encoder.batch_size
+    assert settings.refresh == 10  # a third of the steps
+    assert JobSettings(encoder=settings.encoder, steps=2).refresh == 1  # at least one
+    assert JobSettings(encoder=settings.encoder, refresh_steps=0).refresh == 0
+    ab = settings.ab
+    assert (ab.control, ab.treatment, ab.n_bootstrap, ab.seed) == ("xgboost", "xgboost+hir", 200, 4)
+
+
+def test_every_setting_goes_into_the_job_file():
+    encoder = encoder_settings(None, True)
+    settings = JobSettings(encoder=encoder, seed=1, steps=9, refresh_steps=2, bootstrap=50)
+    written = tomllib.loads(tomli_w.dumps(settings.to_dict("data")))
+    assert written["data"] == "data"
+    assert (written["seed"], written["steps"], written["refresh_steps"]) == (1, 9, 2)
+    assert written["ab"] == {"control": "xgboost", "treatment": "xgboost+hir", "bootstrap": 50}
+    assert written["encoder"] == tomllib.loads(tomli_w.dumps(encoder.to_dict()))
+
+
+@pytest.mark.parametrize(
+    ("schedule", "message"),
+    [
+        ({"steps": 0}, "steps >= 1"),
+        ({"refresh_steps": -1}, "refresh_steps >= 0"),
+        ({"bootstrap": 0}, "bootstrap resamples must be between"),
+    ],
+)
+def test_bad_settings_stop_when_made(schedule, message):
+    with pytest.raises(InputError, match=message):
+        JobSettings(encoder=encoder_settings(None, False), **schedule)
