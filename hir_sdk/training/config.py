@@ -11,6 +11,8 @@ seed = 0
 [distill]      student_temperature = 0.1, teacher_epsilon = 0.05, sinkhorn_iterations = 3
 [engagement]   pairs = 128, weight = 1.0
 [content]      weight = 6.0, target_temperature = 0.002, co_engagement = 4.0
+[teacher_view] fanout = [16, 8], max_nodes = 96    (sampling.config.ViewConfig)
+[student_view] fanout = [8], max_nodes = 24
 ```
 Unknown keys are an error (a typo must not silently train with defaults).
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import sys
+import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +37,7 @@ import tomli_w
 
 from hir_sdk.errors import InputError
 from hir_sdk.model.config import PrototypeConfig, check_encoder_sizes
-from hir_sdk.sampling.config import ANCHOR_ORDERS
+from hir_sdk.sampling.config import ANCHOR_ORDERS, SamplerConfig, ViewConfig
 from hir_sdk.schema.manifest import EDGE_ROLES
 from hir_sdk.training.as_of import SELECTIONS
 from hir_sdk.training.co_engagement import ROLES as CO_ENGAGEMENT_ROLES
@@ -208,6 +211,10 @@ class TrainConfig:
     distill: DistillConfig = field(default_factory=DistillConfig)
     engagement: EngagementConfig = field(default_factory=EngagementConfig)
     content: ContentConfig = field(default_factory=ContentConfig)
+    # the teacher's and the student's view of each anchor (sampling.config): training and
+    # every embedding of the run sample with these
+    teacher_view: ViewConfig = field(default_factory=lambda: SamplerConfig().teacher)
+    student_view: ViewConfig = field(default_factory=lambda: SamplerConfig().student)
 
     def __post_init__(self) -> None:
         if (
@@ -246,9 +253,19 @@ class TrainConfig:
             )
         if self.device not in ("auto", "cpu", "cuda"):
             raise ConfigError(f"TrainConfig.device must be auto, cpu or cuda, got {self.device!r}")
+        try:
+            self.sampler()
+        except ValueError as err:
+            raise ConfigError(f"TrainConfig: {err}") from None
+
+    def sampler(self) -> SamplerConfig:
+        """The views training and embedding sample, seeded with the run's seed."""
+        return SamplerConfig(teacher=self.teacher_view, student=self.student_view, seed=self.seed)
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """Every setting, nested as in TOML; settings that are None (a view's `edge_types`:
+        all) are left out, as TOML has no null."""
+        return _without_none(dataclasses.asdict(self))
 
     def to_toml(self) -> str:
         """Render as TOML that `load_config` reads back to an equal config: every value is
@@ -260,6 +277,12 @@ class TrainConfig:
             if isinstance(v, dict):
                 lines += ["", f"[{k}]", *[f"{kk} = {_toml_value(vv)}" for kk, vv in v.items()]]
         return "\n".join(lines) + "\n"
+
+
+def _without_none(table: dict[str, Any]) -> dict[str, Any]:
+    return {
+        k: _without_none(v) if isinstance(v, dict) else v for k, v in table.items() if v is not None
+    }
 
 
 def _toml_value(value: Any) -> str:
@@ -274,6 +297,9 @@ def _value(value: Any, hint: Any, key: str, file: Path | None) -> Any:
     """`value` of config key `key` checked against the field's type `hint` (TOML gives
     ints for floats written without a point: those are accepted)."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):  # `X | None`: TOML writes X or leaves it out
+        (inner,) = [a for a in args if a is not type(None)]
+        return _value(value, inner, key, file)
     if origin is tuple:
         if not isinstance(value, (list, tuple)):
             raise InputError(f"config key '{key}' must be an array, got {value!r}", file=file)

@@ -23,7 +23,6 @@ import torch
 from hir_sdk.errors import InputError
 from hir_sdk.graph import build_graph
 from hir_sdk.model import HierarchicalEncoder, Impl, choose_impl
-from hir_sdk.sampling import SamplerConfig
 from hir_sdk.sampling.loader import BatchBuilder
 from hir_sdk.schema import load_dataset
 from hir_sdk.training.as_of import parse_as_of, run_selected_until, trained_until
@@ -66,7 +65,7 @@ class Embedder:
         featurizer = make_featurizer(
             dataset, graph, config, knowledge_as_of=self.as_of, encoder=self._content
         )
-        self.sampler_config = SamplerConfig(seed=config.seed)
+        self.sampler_config = config.sampler()  # the views the run trained with
         self.builder = BatchBuilder(graph, self.sampler_config, featurizer=featurizer)
         self.model = HierarchicalEncoder(encoder_config(graph, featurizer, config)).eval()
         try:

@@ -42,7 +42,6 @@ from hir_sdk.io.atomic import atomic_write_text
 from hir_sdk.io.output_folder import check_not_input, check_ours, claim_dir
 from hir_sdk.model import HierarchicalEncoder, Impl, choose_impl
 from hir_sdk.model.inputs import EncoderInputs, inputs_from_packed
-from hir_sdk.sampling import SamplerConfig
 from hir_sdk.sampling.loader import (
     AnchorSchedule,
     BatchBuilder,
@@ -111,8 +110,6 @@ class Trainer:
         data: str | Path,
         run: str | Path,
         config: TrainConfig | None = None,
-        *,
-        sampler: SamplerConfig | None = None,
     ) -> None:
         self.config = config or TrainConfig()
         self.run = Path(run)
@@ -124,7 +121,7 @@ class Trainer:
         self.selects = c.select == "validation"  # else a refresh run: best.pt = last.pt
         owners = OwnersAsOf(graph)  # the engagement samplers read them as of their window
         self.featurizer = make_featurizer(dataset, graph, c)
-        self.sampler_config = sampler or SamplerConfig(seed=c.seed)
+        self.sampler_config = c.sampler()  # the views, written with the run's config
         self.builder = BatchBuilder(graph, self.sampler_config, featurizer=self.featurizer)
         knowledge = self.featurizer.knowledge
         # whether the text says what users engage with, and so the settings this run trains
