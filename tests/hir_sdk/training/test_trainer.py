@@ -301,6 +301,7 @@ def test_auto_objectives_follow_the_content_agreement(tmp_path, capsys, monkeypa
     used = load_config(out / "config.toml")
     assert used.objectives == "engagement" and used.content.weight == 0
     assert used.engagement.logq_correction and not used.distill.shapes_encoder
+    assert used.optim.lr == 0.001 != CONFIG.optim.lr
     low, high = ContentAgreement(0.6, 100), ContentAgreement(0.9, 100)
     assert choose_objectives(CONFIG, high).content.weight == CONFIG.content.weight
     assert choose_objectives(CONFIG, None).objectives == "as_configured"
