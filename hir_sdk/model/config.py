@@ -64,7 +64,7 @@ class EncoderConfig:
     layers: int = 2
     mlp_ratio: int = 4
     dropout: float = 0.0
-    out_dim: int = 64
+    out_dim: int = 32  # as training.config.ModelSizes, which a trained run uses
     center_types: bool = False  # centre the projection on per-type running means (heads.py)
     deep_hash: DeepHashConfig = field(default_factory=DeepHashConfig)
     prototypes: PrototypeConfig = field(default_factory=PrototypeConfig)

@@ -133,3 +133,21 @@ def test_any_string_round_trips_through_toml(init_from, train_until):
     # an `init_from` with a backslash or a quote used to produce unreadable TOML
     config = TrainConfig(init_from=init_from, train_until=train_until)
     assert config_from_dict(tomllib.loads(config.to_toml())) == config
+
+
+def test_the_training_sizes_default_to_the_encoders():
+    """One default per size: `ModelSizes` (what a run trains) and `EncoderConfig` (the
+    model built directly) agree on every size they share."""
+    import dataclasses
+
+    from hir_sdk.model import EncoderConfig
+    from hir_sdk.training.config import ModelSizes
+
+    encoder = EncoderConfig(num_node_types=1, num_edge_types=1, stats_dim=0, content_dim=0)
+    sizes = ModelSizes()
+    for field in dataclasses.fields(ModelSizes):
+        mine = getattr(sizes, field.name)
+        theirs = getattr(encoder, field.name)
+        if field.name == "prototypes":
+            theirs = theirs.sizes
+        assert mine == theirs, field.name
