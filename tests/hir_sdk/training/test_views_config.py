@@ -3,6 +3,7 @@ training, and read back by every embedding of the run."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 import numpy as np
@@ -12,8 +13,9 @@ from hir_sdk.errors import InputError
 from hir_sdk.sampling import SamplerConfig, ViewConfig
 from hir_sdk.sampling.loader import BatchBuilder, anchors_from_events
 from hir_sdk.training import TrainConfig, Trainer, load_config
-from hir_sdk.training.config import ModelSizes, config_from_dict
+from hir_sdk.training.config import config_from_dict
 from hir_sdk.training.embedder import Embedder
+from tests.hir_sdk.training.test_trainer import CONFIG as TRAINER_CONFIG
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -46,14 +48,12 @@ def test_a_student_wider_than_its_teacher_is_refused():
 
 
 def test_a_run_embeds_with_the_views_it_trained_with(tiny_world, tmp_path):
-    config = TrainConfig(
+    config = dataclasses.replace(
+        TRAINER_CONFIG,
         steps=2,
-        batch_size=8,
         eval_every=2,
         checkpoint_every=2,
-        eval_anchors=8,
         num_workers=0,
-        model=ModelSizes(dim=16, out_dim=8, prototypes=(2, 4, 8)),
         teacher_view=NARROW,
         student_view=ViewConfig(fanout=(2,), max_nodes=4),
     )
