@@ -48,10 +48,10 @@ from publish import publish
 
 from hir_sdk.datasets import movielens_100k
 from hir_sdk.evaluation.ab import compare
-from hir_sdk.evaluation.hir_snapshots import build_hir_lookup
 from hir_sdk.evaluation.pipeline import ABConfig, ABRun, run_ab_on_graph
 from hir_sdk.graph import TemporalGraph, build_graph_from_dir
 from hir_sdk.ranking.hir_lookup import HirLookup
+from hir_sdk.ranking.hir_snapshots import build_hir_lookup
 from hir_sdk.schema.manifest import DAY, iso_time
 from hir_sdk.synth import write_world
 from hir_sdk.training.as_of import training_midpoint

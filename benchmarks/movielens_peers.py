@@ -48,11 +48,11 @@ from hir_sdk.datasets import movielens_100k
 from hir_sdk.errors import InputError
 from hir_sdk.evaluation.conversion_retrieval import RankedLists, ranked_lists
 from hir_sdk.evaluation.examples import build_examples
-from hir_sdk.evaluation.hir_snapshots import build_hir_lookup
 from hir_sdk.evaluation.metrics import ndcg_at_k, recall_at_k
 from hir_sdk.graph import build_graph_from_dir
 from hir_sdk.ranking.features import AsOfFeatures
 from hir_sdk.ranking.hir_lookup import HirLookup
+from hir_sdk.ranking.hir_snapshots import build_hir_lookup
 from hir_sdk.ranking.sequence.multistage import MultiStageRanker, RankingExamples
 from hir_sdk.synth import write_world
 from hir_sdk.training import TrainConfig, Trainer

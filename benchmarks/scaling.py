@@ -25,7 +25,6 @@ from pathlib import Path
 from publish import publish
 
 from hir_sdk.datasets import MOVIELENS_100K, movielens_100k
-from hir_sdk.evaluation.hir_snapshots import build_hir_lookup
 from hir_sdk.evaluation.pipeline import ABConfig
 from hir_sdk.evaluation.scaling import (
     encoder_sweep,
@@ -34,6 +33,7 @@ from hir_sdk.evaluation.scaling import (
     user_model_sweep,
 )
 from hir_sdk.graph import build_graph_from_dir
+from hir_sdk.ranking.hir_snapshots import build_hir_lookup
 from hir_sdk.ranking.sequence import MultiStageConfig, UserModelConfig
 from hir_sdk.synth import SCALES, generate_world, write_world
 from hir_sdk.training import TrainConfig

@@ -31,9 +31,9 @@ import polars as pl
 from publish import publish
 
 from hir_sdk.cli.bounded_int import at_least
-from hir_sdk.evaluation.hir_snapshots import build_hir_lookup
 from hir_sdk.evaluation.pipeline import ABConfig, run_ab_on_graph
 from hir_sdk.graph import build_graph_from_dir
+from hir_sdk.ranking.hir_snapshots import build_hir_lookup
 from hir_sdk.synth import SCALES, TRUTH_DIR, SynthConfig, generate_world, write_world
 from hir_sdk.synth.taxonomy import N_LEAVES, leaf_at
 from hir_sdk.training import TrainConfig

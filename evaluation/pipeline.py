@@ -22,7 +22,7 @@ start), so the comparison stays paired and no HIR feature comes from an encoder 
 its example's label. Encoders for the A/B are refresh runs (`hir fit --refresh
 --until`): they read nothing after `train_until`. Several runs (`config.run` a tuple:
 the first trained with `--until`, refresh runs trained until the validation and test
-starts) re-train the encoder for each full snapshot (see `evaluation.hir_snapshots`).
+starts) re-train the encoder for each full snapshot (see `ranking.hir_snapshots`).
 """
 
 from __future__ import annotations
@@ -40,7 +40,6 @@ from hir_sdk import __version__
 from hir_sdk.errors import InputError
 from hir_sdk.evaluation.ab import MAX_BOOTSTRAP, ABResult, compare
 from hir_sdk.evaluation.examples import WINDOWS, Examples, build_examples
-from hir_sdk.evaluation.hir_snapshots import DEFAULT_REFRESH, Refresh, build_hir_lookup
 from hir_sdk.evaluation.rankers import MultiStageArm, XGBoostArm, make_ranker, needs_hir
 from hir_sdk.evaluation.report import ModelCurves, Report, render_markdown
 from hir_sdk.evaluation.report_html import render_html
@@ -52,6 +51,7 @@ from hir_sdk.io.output_folder import Inputs
 from hir_sdk.ranking.baselines import XGBoostConfig
 from hir_sdk.ranking.features import AsOfFeatures
 from hir_sdk.ranking.hir_lookup import HirLookup
+from hir_sdk.ranking.hir_snapshots import DEFAULT_REFRESH, Refresh, build_hir_lookup
 from hir_sdk.ranking.ranker import Ranker, RankingData
 from hir_sdk.ranking.sequence import MultiStageConfig, RankingExamples
 from hir_sdk.ranking.sequence.ranker_bundle import OnlineRankerBundle

@@ -40,7 +40,7 @@ from hir_sdk.schema.manifest import iso_time
 
 UNKNOWN = np.iinfo(np.int64).max
 # metadata key of a snapshot aligned onto an earlier encoder's space
-# (`evaluation.snapshot_alignment`): the end of what the encoders it was aligned through read
+# (`ranking.snapshot_alignment`): the end of what the encoders it was aligned through read
 ALIGNED_READ_UNTIL = "aligned_read_until"
 
 

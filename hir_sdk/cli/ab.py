@@ -16,10 +16,10 @@ import argparse
 import time
 
 from hir_sdk.cli.bounded_int import at_least
-from hir_sdk.evaluation.hir_snapshots import DEFAULT_REFRESH, Refresh
 from hir_sdk.evaluation.pipeline import ABConfig, run_ab, write_report
 from hir_sdk.evaluation.rankers import ranker_names
 from hir_sdk.io import check_free
+from hir_sdk.ranking.hir_snapshots import DEFAULT_REFRESH, Refresh
 
 
 def register(commands: argparse._SubParsersAction) -> None:

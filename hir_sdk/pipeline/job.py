@@ -5,7 +5,7 @@ stage to stage:
 2. train the encoder on the first half of the training window and refresh it
    (`training.refresh_chain`);
 3. embed users and ads at three refresh times, each with the newest encoder trained
-   before it (`evaluation.hir_snapshots`);
+   before it (`ranking.hir_snapshots`);
 4. retrieval recall of the ads users convert on in the test window;
 5. the offline A/B: XGBoost + HIR features against XGBoost;
 6. ONNX export of the newest encoder and BoM quantizer, checked against torch.
@@ -63,11 +63,11 @@ def run_job(
     import tomli_w
 
     from hir_sdk.evaluation.conversion_retrieval import conversion_recall, repeats_conversions
-    from hir_sdk.evaluation.hir_snapshots import build_hir_lookup
     from hir_sdk.evaluation.pipeline import run_ab_on_graph, write_report
     from hir_sdk.export import export_run
     from hir_sdk.graph import build_graph_from_dir, save_graph
     from hir_sdk.interests import write_embeddings
+    from hir_sdk.ranking.hir_snapshots import build_hir_lookup
     from hir_sdk.training.as_of import training_midpoint
     from hir_sdk.training.refresh_chain import refresh_ends, train_refreshed
 

@@ -15,7 +15,7 @@ A *refresh run* (`select = "last"`, `hir fit --refresh`) keeps its last checkpoi
 of choosing one on the window after `train_until`, so it reads no edge at or after
 `train_until`, which may then be any time before the dataset's end: the validation or
 the test start, to re-train the encoder for each full HIR snapshot (see
-`evaluation.hir_snapshots`). A downstream ranker may fit on the examples after its
+`ranking.hir_snapshots`). A downstream ranker may fit on the examples after its
 `train_until` with its features, knowing the encoder never saw their labels (`hir ab`
 relies on it).
 """

@@ -99,8 +99,8 @@ def test_cli_ab_without_run_exits_2(tiny_world, tmp_path, capsys):
 
 
 def test_snapshot_lookup_refuses_fitting_before_the_encoder_window(tiny_world, early_run):
-    from hir_sdk.evaluation.hir_snapshots import build_hir_lookup
     from hir_sdk.graph import build_graph_from_dir
+    from hir_sdk.ranking.hir_snapshots import build_hir_lookup
 
     graph = build_graph_from_dir(tiny_world)
     lookup = build_hir_lookup(early_run, tiny_world, graph, times=[1_768_608_000])
@@ -116,9 +116,9 @@ def test_snapshot_lookup_refuses_fitting_before_the_encoder_window(tiny_world, e
 
 
 def test_lookup_adds_new_ads_on_creation_and_daily_between_full_refreshes(tiny_world, early_run):
-    from hir_sdk.evaluation.hir_snapshots import build_hir_lookup
     from hir_sdk.graph import build_graph_from_dir
     from hir_sdk.interests.arrivals import ON_CREATION
+    from hir_sdk.ranking.hir_snapshots import build_hir_lookup
 
     graph = build_graph_from_dir(tiny_world)
     t = graph.manifest.time

@@ -10,15 +10,15 @@ import pytest
 
 from hir_sdk.cli.main import main
 from hir_sdk.errors import InputError
-from hir_sdk.evaluation.hir_snapshots import (
+from hir_sdk.evaluation.pipeline import ABConfig
+from hir_sdk.ranking.hir_lookup import ALIGNED_READ_UNTIL, read_until
+from hir_sdk.ranking.hir_snapshots import (
     DEFAULT_REFRESH,
     Refresh,
     build_hir_lookup,
     encoder_of_snapshots,
 )
-from hir_sdk.evaluation.pipeline import ABConfig
-from hir_sdk.evaluation.snapshot_alignment import ALIGNED_TO
-from hir_sdk.ranking.hir_lookup import ALIGNED_READ_UNTIL, read_until
+from hir_sdk.ranking.snapshot_alignment import ALIGNED_TO
 from hir_sdk.training import TrainConfig, Trainer
 from tests.evaluation.conftest import EARLY, SMALL
 

@@ -9,7 +9,6 @@ import json
 import numpy as np
 import pytest
 
-from hir_sdk.evaluation.hir_snapshots import build_hir_lookup
 from hir_sdk.evaluation.pipeline import ABConfig
 from hir_sdk.evaluation.scaling import (
     ScalingPoint,
@@ -20,6 +19,7 @@ from hir_sdk.evaluation.scaling import (
     user_model_sweep,
 )
 from hir_sdk.ranking.baselines import XGBoostConfig
+from hir_sdk.ranking.hir_snapshots import build_hir_lookup
 from hir_sdk.ranking.sequence import UserModelConfig
 from hir_sdk.training import TrainConfig
 from hir_sdk.training.config import DistillConfig, EngagementConfig, ModelSizes

@@ -9,8 +9,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from hir_sdk.evaluation.snapshot_alignment import ALIGNED_TO, Space, procrustes
 from hir_sdk.ranking.hir_lookup import ALIGNED_READ_UNTIL, HirLookup, read_until
+from hir_sdk.ranking.snapshot_alignment import ALIGNED_TO, Space, procrustes
 from hir_sdk.schema.manifest import DAY
 from tests.hir_sdk.interests.conftest import snapshot  # noqa: F401
 

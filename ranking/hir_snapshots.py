@@ -32,7 +32,7 @@ numbered its own way). `refresh` (`Refresh`) says which space each snapshot is i
 - `aligned`: the newest encoder, each new encoder's space rotated onto the previous
   one's (orthogonal Procrustes on the entities both embed at the refresh time, the
   previous encoder's read window having ended before it), clusters assigned with the
-  first encoder's prototypes (`evaluation.snapshot_alignment`);
+  first encoder's prototypes (`ranking.snapshot_alignment`);
 - `serving`: backfill: every snapshot embedded by the one encoder that serves the
   ranker, the run picked for the first snapshot. A ranker may only read an encoder that
   read nothing at or after its earliest fit example (`HirLookup.fit_from`), and its
@@ -53,12 +53,12 @@ from pathlib import Path
 import numpy as np
 
 from hir_sdk.errors import InputError
-from hir_sdk.evaluation.snapshot_alignment import Space
 from hir_sdk.graph import TemporalGraph
 from hir_sdk.interests import EntityEmbeddings, embed_entities
 from hir_sdk.interests.arrivals import arrival_times, embed_arrivals, embed_on_creation
 from hir_sdk.interests.hierarchy import snapshot_nodes
 from hir_sdk.ranking.hir_lookup import HirLookup, read_until
+from hir_sdk.ranking.snapshot_alignment import Space
 from hir_sdk.schema.manifest import DAY
 from hir_sdk.training.as_of import trained_until
 from hir_sdk.training.config import load_config
