@@ -14,6 +14,8 @@ CPU_PINS := torch==2.13.0 torchrec==1.8.0 fbgemm-gpu-cpu==1.8.0
 # MovieLens-100K ships inside recbole; only its data files are read (never imported)
 RECBOLE := recbole==1.2.0
 DEMO_OUT ?= demo_out
+# the quick world by default; DEMO_ARGS='--scale small' is the full run
+DEMO_ARGS ?=
 
 .PHONY: setup demo test test-slow lint pytest docs bench clean
 
@@ -37,7 +39,7 @@ $(STAMP): pyproject.toml Makefile
 	touch $(STAMP)
 
 demo: setup
-	$(VENV)/bin/hir demo --out $(DEMO_OUT) --overwrite
+	$(VENV)/bin/hir demo --out $(DEMO_OUT) --overwrite $(DEMO_ARGS)
 
 lint: setup
 	$(VENV)/bin/ruff check .

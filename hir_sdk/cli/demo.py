@@ -1,8 +1,11 @@
-"""`hir demo`: the whole pipeline, end to end, on the built-in synthetic world (or on
+"""`hir demo`: the whole pipeline, end to end, on a built-in synthetic world (or on
 MovieLens-100K).
 
-1. synthesize the world (with its planted truth), or with `--dataset movielens-100k` read
-   MovieLens-100K and its knowledge graph from the installed `recbole` package;
+1. synthesize the world (with its planted truth): by default the `quick` world with a
+   64-wide encoder trained 120 steps, which runs in minutes; `--scale small` is the full
+   run (the 128-wide encoder of `hir run`, 300 steps) that the recorded figures use. With
+   `--dataset movielens-100k`, read MovieLens-100K and its knowledge graph from the
+   installed `recbole` package (the full run's settings);
 2. validate and build the temporal graph;
 3. train the encoder on the first half of the training window (`hir fit --until`; 16
    days of the synthetic world), so the rankers can be fitted on the days after it, and
@@ -22,23 +25,37 @@ MovieLens-100K).
 
 Stages 2-7 are `hir run` on the data folder it writes. It ends with the A/B table and
 where the HTML report is. Everything is written into `--out`, which must be absent or
-empty; `--overwrite` replaces an earlier demo output (never another folder). The
-multi-stage sequence ranker is left to `hir ab --treatment multistage`, which trains
-longer.
+empty; `--overwrite` replaces an earlier demo output (never another folder). `--steps`
+and `--config` (whose keys replace the preset's) change the preset. The multi-stage
+sequence ranker is left to `hir ab --treatment multistage`, which trains longer.
 """
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hir_sdk.cli.run import add_job_options, job_settings, print_results
 from hir_sdk.datasets import MOVIELENS_100K, movielens_100k
 from hir_sdk.io.atomic import atomic_output_dir, check_free
-from hir_sdk.pipeline import STAGE_SHARES, Progress, run_job
+from hir_sdk.pipeline import STAGE_SHARES, JobSettings, Progress, run_job
 from hir_sdk.synth import SCALES, TRUTH_DIR, generate_world, write_world
 
+if TYPE_CHECKING:
+    from hir_sdk.training import TrainConfig
+
 SYNTHETIC = "synthetic"
+QUICK = "quick"
+# the quick world's encoder: half `hir run`'s width and about half its views (subgraph
+# sizes), prototypes seeded from half the rows, 120 steps (refreshes of 40); with it the
+# whole demo runs in minutes on 2 cores with a significant A/B (benchmarks/results/demo.md)
+QUICK_STEPS = 120
+QUICK_DIM = 64
+QUICK_VIEWS = {"teacher": ((8, 4), 48), "student": ((6,), 16)}  # fanout, max_nodes
+QUICK_SEED_ROWS = 4096
+# the stages' seconds in the recorded quick demo (as STAGE_SHARES for the full run)
+QUICK_SHARES = [1.0, 100.0, 66.0, 0.3, 63.0, 26.0]
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -60,18 +77,22 @@ def register(commands: argparse._SubParsersAction) -> None:
         default=SYNTHETIC,
         help="the synthetic ads world (default) or MovieLens-100K (needs recbole installed)",
     )
-    parser.add_argument("--scale", choices=sorted(SCALES), default="small", help="synthetic")
-    add_job_options(parser)
+    parser.add_argument(
+        "--scale",
+        choices=sorted(SCALES),
+        default=QUICK,
+        help="the synthetic world: quick (the default, minutes) or small (the full run)",
+    )
+    add_job_options(parser, steps_default=f"300; {QUICK_STEPS} on the quick world")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     check_free(out, kind="demo", overwrite=args.overwrite)  # before any import or work
-    # the encoder's and the A/B's settings are checked before any work too; both data
-    # sets have content
-    settings = job_settings(args, has_content=True)
-    step = Progress([10.0, *STAGE_SHARES])  # writing the data, then `hir run`'s stages
+    settings = demo_settings(args)  # checked before any work too
+    # writing the data, then `hir run`'s stages
+    step = Progress([3.0, *QUICK_SHARES] if _quick(args) else [10.0, *STAGE_SHARES])
     with atomic_output_dir(out, kind="demo", overwrite=args.overwrite) as tmp:
         if args.dataset == SYNTHETIC:
             world = generate_world(SCALES[args.scale], args.seed)
@@ -86,3 +107,32 @@ def run(args: argparse.Namespace) -> int:
     print_results(result, out)
     print(f"data: {out / 'data'}")
     return 0
+
+
+def demo_settings(args: argparse.Namespace) -> JobSettings:
+    """The job's settings: the quick preset on the quick world, `hir run`'s defaults
+    otherwise, with the command line's over them. Both data sets have content."""
+    if _quick(args):
+        return job_settings(
+            args, has_content=True, encoder_defaults=quick_encoder(), steps=QUICK_STEPS
+        )
+    return job_settings(args, has_content=True)
+
+
+def _quick(args: argparse.Namespace) -> bool:
+    return args.dataset == SYNTHETIC and args.scale == QUICK
+
+
+def quick_encoder() -> TrainConfig:
+    """The quick world's encoder settings (before `--config`)."""
+    from hir_sdk.sampling.config import ViewConfig
+    from hir_sdk.training.config import DistillConfig, ModelSizes, TrainConfig
+
+    teacher, student = (ViewConfig(fanout=f, max_nodes=n) for f, n in QUICK_VIEWS.values())
+    return TrainConfig(
+        batch_size=64,
+        model=ModelSizes(dim=QUICK_DIM),
+        distill=DistillConfig(seed_rows=QUICK_SEED_ROWS),
+        teacher_view=teacher,
+        student_view=student,
+    )

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from hir_sdk.cli.bounded_int import at_least
 from hir_sdk.pipeline import (
+    DEFAULT_STEPS,
     JOB_FILE,
     STAGE_SHARES,
     JobSettings,
@@ -42,12 +43,22 @@ from hir_sdk.schema.dataset import CONTENT_FILE
 
 if TYPE_CHECKING:
     from hir_sdk.pipeline import JobResult
+    from hir_sdk.training import TrainConfig
 
 
-def add_job_options(parser: argparse.ArgumentParser) -> None:
-    """The options `hir run` and `hir demo` share: the encoder's schedule and the A/B."""
+def add_job_options(
+    parser: argparse.ArgumentParser, steps_default: str = str(DEFAULT_STEPS)
+) -> None:
+    """The options `hir run` and `hir demo` share: the encoder's schedule and the A/B.
+    `--steps` is None unless given (`job_settings` fills in the command's default, which
+    `steps_default` describes in the help)."""
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--steps", type=at_least(1), default=300, help="encoder training steps")
+    parser.add_argument(
+        "--steps",
+        type=at_least(1),
+        default=None,
+        help=f"encoder training steps (default {steps_default})",
+    )
     parser.add_argument(
         "--refresh-steps",
         type=at_least(0),
@@ -82,12 +93,18 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def job_settings(args: argparse.Namespace, has_content: bool) -> JobSettings:
-    """The job's settings from the command line (checked before any work)."""
+def job_settings(
+    args: argparse.Namespace,
+    has_content: bool,
+    encoder_defaults: TrainConfig | None = None,
+    steps: int = DEFAULT_STEPS,
+) -> JobSettings:
+    """The job's settings from the command line (checked before any work): `args.steps`
+    or `steps`, and the encoder's settings from `--config` over `encoder_defaults`."""
     return JobSettings(
-        encoder=encoder_settings(args.config, has_content),
+        encoder=encoder_settings(args.config, has_content, encoder_defaults),
         seed=args.seed,
-        steps=args.steps,
+        steps=args.steps or steps,
         refresh_steps=args.refresh_steps,
         bootstrap=args.bootstrap,
     )

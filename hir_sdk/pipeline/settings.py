@@ -6,27 +6,41 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from hir_sdk.evaluation.pipeline import ABConfig
     from hir_sdk.training import TrainConfig
 
+DEFAULT_STEPS = 300  # the first encoder's training steps
 
-def encoder_settings(config: str | Path | None, has_content: bool) -> TrainConfig:
-    """The encoder's settings before the job's schedule: the defaults with content
-    features on when there is content, and over them `config` (a `hir fit` TOML file),
-    which decides content features only when it sets `use_content`."""
+
+def encoder_settings(
+    config: str | Path | None, has_content: bool, defaults: TrainConfig | None = None
+) -> TrainConfig:
+    """The encoder's settings before the job's schedule: `defaults` (batches of 64 when
+    None) with content features on when there is content, and over them `config` (a
+    `hir fit` TOML file): the keys it sets replace those of the defaults, and it decides
+    content features only when it sets `use_content`."""
     from hir_sdk.training import TrainConfig
     from hir_sdk.training.config import config_from_dict, read_config_table
 
+    base = dataclasses.replace(defaults or TrainConfig(batch_size=64), use_content=has_content)
     if not config:
-        return TrainConfig(batch_size=64, use_content=has_content)
+        return base
     raw = read_config_table(config)
-    loaded = config_from_dict(raw, Path(config))
-    if "use_content" in raw:
-        return loaded
-    return dataclasses.replace(loaded, use_content=has_content)
+    return config_from_dict(_overlay(base.to_dict(), raw), Path(config))
+
+
+def _overlay(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """`base` with the keys of `over` replacing its own, table by table."""
+    merged = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _overlay(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
 
 
 @dataclass(frozen=True)
@@ -39,7 +53,7 @@ class JobSettings:
 
     encoder: TrainConfig
     seed: int = 0
-    steps: int = 300
+    steps: int = DEFAULT_STEPS
     refresh_steps: int | None = None
     bootstrap: int = 200
 
@@ -86,7 +100,7 @@ class JobSettings:
         config: str | Path | None = None,
         *,
         seed: int = 0,
-        steps: int = 300,
+        steps: int = DEFAULT_STEPS,
         refresh_steps: int | None = None,
         bootstrap: int = 200,
     ) -> JobSettings:

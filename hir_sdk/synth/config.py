@@ -113,6 +113,17 @@ def _check_unit_interval(name: str, value: object) -> None:
 
 SCALES: dict[str, SynthConfig] = {
     "tiny": SynthConfig("tiny", n_users=1_000, n_advertisers=60, impressions_per_user=40.0),
+    # the quick `hir demo`'s world: `small`'s advertisers (the same ads per interest) for
+    # fewer users, and a test window of 21 days, so that 14 days of exposures have labels
+    # that mature inside it (enough test conversions for a small world's A/B)
+    "quick": SynthConfig(
+        "quick",
+        n_users=6_000,
+        n_advertisers=1_000,
+        impressions_per_user=48.0,
+        days=67,
+        test_days=21,
+    ),
     "small": SynthConfig("small", n_users=20_000, n_advertisers=1_000, impressions_per_user=48.0),
     "medium": SynthConfig(
         "medium", n_users=200_000, n_advertisers=8_000, impressions_per_user=48.0

@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from hir_sdk.cli.main import main
+from hir_sdk.cli.demo import demo_settings
+from hir_sdk.cli.main import build_parser, main
 from hir_sdk.io.output_folder import marker_kind
 from hir_sdk.schema import load_dataset
 from hir_sdk.training import load_config
+from hir_sdk.training.config import OptimConfig
 
 RUNS = ("run", "run_validation", "run_test")  # the demo's encoder and its refreshes
 
@@ -112,6 +114,38 @@ def test_demo_writes_the_data_then_runs_the_job(
     assert (base.model.dim, base.batch_size, base.use_content) == (32, 24, True)
     assert marker_kind(out) == "demo" and marker_kind(out / "data") == "dataset"
     assert "[1/7" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        ([], (64, 120, 40, 64, 48, 4096)),  # the quick preset
+        (["--steps", "90"], (64, 90, 30, 64, 48, 4096)),
+        (["--scale", "small"], (128, 300, 100, 64, 96, 8192)),
+        (["--dataset", "movielens-100k"], (128, 300, 100, 64, 96, 8192)),
+        (["--config", "{mine}"], (32, 120, 40, 24, 48, 256)),  # its keys over the preset's
+        (["--config", "{lr}", "--refresh-steps", "0"], (64, 120, 0, 64, 48, 4096)),
+    ],
+)
+def test_the_demo_presets(argv, expected, tmp_path):
+    """`hir demo` runs the quick world with a smaller encoder (width, views, seeding rows)
+    and 120 steps unless told otherwise; the full run (`--scale small`, MovieLens-100K)
+    has `hir run`'s defaults."""
+    (tmp_path / "mine.toml").write_text(SMALL_ENCODER)
+    (tmp_path / "lr.toml").write_text("[optim]\nlr = 0.001\n")
+    argv = [a.format(mine=tmp_path / "mine.toml", lr=tmp_path / "lr.toml") for a in argv]
+    settings = demo_settings(build_parser().parse_args(["demo", *argv]))
+    encoder = settings.encoder
+    assert (
+        encoder.model.dim,
+        settings.steps,
+        settings.refresh,
+        encoder.batch_size,
+        encoder.sampler().teacher.max_nodes,
+        encoder.distill.seed_rows,
+    ) == expected
+    assert encoder.use_content
+    assert encoder.optim.lr == (0.001 if "lr.toml" in " ".join(argv) else OptimConfig().lr)
 
 
 @pytest.mark.slow  # the whole demo; `hir run`'s job is tested end to end in test_run.py

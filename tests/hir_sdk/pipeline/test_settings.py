@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import sys
 
@@ -17,6 +18,8 @@ from hir_sdk.errors import InputError
 from hir_sdk.pipeline import JobSettings, encoder_settings
 from hir_sdk.schema.dataset import CONTENT_FILE
 from hir_sdk.synth import TRUTH_DIR
+from hir_sdk.training import TrainConfig
+from hir_sdk.training.config import ModelSizes, OptimConfig
 
 
 def test_content_follows_the_data_and_the_config_file(tiny_world, tmp_path):
@@ -29,6 +32,21 @@ def test_content_follows_the_data_and_the_config_file(tiny_world, tmp_path):
     settings = JobSettings.for_data(tiny_world, config, seed=3, steps=30)
     assert settings.encoder.use_content and settings.encoder.optim.lr == 0.001
     assert settings.encoder == encoder_settings(config, has_content=True)
+
+
+def test_a_config_file_changes_only_what_it_sets_of_the_defaults(tmp_path):
+    defaults = TrainConfig(batch_size=32, model=ModelSizes(dim=64), optim=OptimConfig(lr=0.01))
+    assert encoder_settings(None, True, defaults) == dataclasses.replace(defaults, use_content=True)
+    config = tmp_path / "encoder.toml"
+    config.write_text("steps = 7\n[model]\nheads = 2\n[optim]\nwarmup_steps = 3\n")
+    encoder = encoder_settings(config, False, defaults)
+    assert (encoder.model.dim, encoder.model.heads, encoder.batch_size) == (64, 2, 32)
+    assert (encoder.optim.lr, encoder.optim.warmup_steps, encoder.steps) == (0.01, 3, 7)
+    assert not encoder.use_content
+    config.write_text("[model]\nwidth = 64\n")  # a typo names the file, as without defaults
+    with pytest.raises(InputError, match="unknown config keys") as info:
+        encoder_settings(config, False, defaults)
+    assert str(config) in str(info.value)
 
 
 def test_the_schedule_of_the_first_run_and_its_refreshes():
