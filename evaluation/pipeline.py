@@ -32,6 +32,7 @@ import json
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
@@ -53,11 +54,14 @@ from hir_sdk.ranking.features import AsOfFeatures
 from hir_sdk.ranking.hir_lookup import HirLookup
 from hir_sdk.ranking.hir_snapshots import DEFAULT_REFRESH, Refresh, build_hir_lookup
 from hir_sdk.ranking.ranker import Ranker, RankingData
-from hir_sdk.ranking.sequence import MultiStageConfig, RankingExamples
-from hir_sdk.ranking.sequence.ranker_bundle import OnlineRankerBundle
+from hir_sdk.ranking.sequence.config import MultiStageConfig
+from hir_sdk.ranking.sequence.examples import RankingExamples
 from hir_sdk.ranking.xgboost_search import XGBOOST_GRID, XGBoostSearch
 from hir_sdk.schema import load_dataset
 from hir_sdk.schema.manifest import DAY, check_attribution_days, iso_time
+
+if TYPE_CHECKING:
+    from hir_sdk.ranking.sequence.ranker_bundle import OnlineRankerBundle
 
 
 @dataclass(frozen=True)

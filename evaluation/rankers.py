@@ -41,12 +41,13 @@ from hir_sdk.io.output_folder import check_ours
 from hir_sdk.ranking.baselines import PopularityModel, XGBoostBaseline
 from hir_sdk.ranking.hir_features import HirFeatures, similarity_columns
 from hir_sdk.ranking.ranker import Ranker, RankingData, SavableRanker
-from hir_sdk.ranking.sequence import MultiStageRanker, RankingExamples
-from hir_sdk.ranking.sequence.multistage_files import SavedMultiStage, save_multistage
+from hir_sdk.ranking.sequence.examples import RankingExamples
 from hir_sdk.ranking.xgboost_search import XGBoostSearch, search_xgboost
 
 if TYPE_CHECKING:
     from hir_sdk.evaluation.pipeline import ABConfig
+    from hir_sdk.ranking.sequence.multistage import MultiStageRanker
+    from hir_sdk.ranking.sequence.multistage_files import SavedMultiStage
 
 RankerFactory = Callable[["ABConfig"], Ranker]
 RANKER_FILE = "ranker.json"  # the arm's name, in a folder save_ranker wrote
@@ -240,6 +241,8 @@ class MultiStageArm:
         return RankingExamples.of(data.examples[window], data.features[window])
 
     def fit(self, data: RankingData) -> MultiStageArm:
+        from hir_sdk.ranking.sequence.multistage import MultiStageRanker
+
         self.model = MultiStageRanker(data.graph, data.hir, self.settings)
         self.model.fit(self.examples(data, "train"), self.examples(data, "validation"))
         return self
@@ -254,11 +257,15 @@ class MultiStageArm:
     def save(self, folder: Path) -> None:
         if self.model is None:
             raise RuntimeError("multistage: save before fit")
+        from hir_sdk.ranking.sequence.multistage_files import save_multistage
+
         save_multistage(self.model, folder)
 
     def load(self, folder: Path) -> MultiStageArm:
         """The saved ranker; it reads the graph and HIR snapshots of the data it
         predicts on (the graph must be the one it was fitted on)."""
+        from hir_sdk.ranking.sequence.multistage_files import SavedMultiStage
+
         self.saved, self.model = SavedMultiStage.read(folder), None
         self.settings = self.saved.config
         return self

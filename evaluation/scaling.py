@@ -37,8 +37,7 @@ from hir_sdk.evaluation.pipeline import ABConfig, ABRun, run_ab_on_graph
 from hir_sdk.graph import TemporalGraph
 from hir_sdk.ranking.hir_lookup import HirLookup
 from hir_sdk.ranking.hir_snapshots import build_hir_lookup
-from hir_sdk.ranking.sequence.multistage import MultiStageConfig
-from hir_sdk.ranking.sequence.user_model import UserModelConfig
+from hir_sdk.ranking.sequence.config import MultiStageConfig, UserModelConfig
 from hir_sdk.training import TrainConfig, Trainer
 from hir_sdk.training.config import ModelSizes
 

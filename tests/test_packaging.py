@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import subprocess
 import sys
 from pathlib import Path
 
@@ -131,3 +132,17 @@ def test_no_training_code_reads_the_planted_truth():
         if {"synth", "cli"} & set(path.relative_to(ROOT).parts):
             continue
         assert "TRUTH_DIR" not in path.read_text(), path
+
+
+def test_the_command_line_imports_torchrec_only_when_a_command_needs_it():
+    """Importing TorchRec takes seconds; `hir --help`, `hir demo` and `hir ab` without the
+    multi-stage arm never need it, so the CLI and the A/B import the sequence ranker's
+    models on first use (`hir_sdk.ranking.sequence` resolves its names lazily)."""
+    code = (
+        "import sys, hir_sdk.cli.main, hir_sdk.evaluation.pipeline;"
+        "from hir_sdk.ranking.sequence import EventHistory, MultiStageConfig;"
+        "assert 'torchrec' not in sys.modules, 'imported at start';"
+        "from hir_sdk.ranking.sequence import MultiStageRanker;"
+        "assert 'torchrec' in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)

@@ -1,16 +1,29 @@
 """The multi-stage sequence ranker: an offline user model over long event histories whose
 embeddings are cached per (user, snapshot time), and a light online ranker with
-target-aware attention and mixture-of-experts heads routed by super-interest."""
+target-aware attention and mixture-of-experts heads routed by super-interest.
 
-from hir_sdk.ranking.sequence.history import EventHistory, EventWindow
-from hir_sdk.ranking.sequence.multistage import (
-    MultiStageConfig,
-    MultiStageRanker,
-    RankingExamples,
-)
-from hir_sdk.ranking.sequence.online_ranker import OnlineRanker, OnlineRankerConfig
-from hir_sdk.ranking.sequence.user_cache import UserEmbeddingCache, snapshot_time
-from hir_sdk.ranking.sequence.user_model import UserModel, UserModelConfig
+The names below are imported on first use: the models need TorchRec, whose import takes
+seconds, and most users of this package (the event histories, the settings) do not."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+# name -> the module of this package that defines it
+_MODULES = {
+    "EventHistory": "history",
+    "EventWindow": "history",
+    "MultiStageConfig": "config",
+    "OnlineRankerConfig": "config",
+    "UserModelConfig": "config",
+    "RankingExamples": "examples",
+    "MultiStageRanker": "multistage",
+    "OnlineRanker": "online_ranker",
+    "UserEmbeddingCache": "user_cache",
+    "snapshot_time": "user_cache",
+    "UserModel": "user_model",
+}
 
 __all__ = [
     "EventHistory",
@@ -25,3 +38,28 @@ __all__ = [
     "UserModelConfig",
     "snapshot_time",
 ]
+
+
+def __getattr__(name: str) -> object:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_MODULES])
+
+
+if TYPE_CHECKING:
+    from hir_sdk.ranking.sequence.config import (
+        MultiStageConfig,
+        OnlineRankerConfig,
+        UserModelConfig,
+    )
+    from hir_sdk.ranking.sequence.examples import RankingExamples
+    from hir_sdk.ranking.sequence.history import EventHistory, EventWindow
+    from hir_sdk.ranking.sequence.multistage import MultiStageRanker
+    from hir_sdk.ranking.sequence.online_ranker import OnlineRanker
+    from hir_sdk.ranking.sequence.user_cache import UserEmbeddingCache, snapshot_time
+    from hir_sdk.ranking.sequence.user_model import UserModel

@@ -20,10 +20,7 @@ exposure (read only within the example's window, like the conversion label).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
-import polars as pl
 import torch
 import torch.nn.functional as F
 
@@ -31,71 +28,17 @@ from hir_sdk.graph import TemporalGraph
 from hir_sdk.graph.event_index import EventIndex
 from hir_sdk.ranking.calibration import PROBABILITY_FLOOR, PlattScaling
 from hir_sdk.ranking.hir_lookup import HirLookup
+from hir_sdk.ranking.sequence.config import MultiStageConfig
 from hir_sdk.ranking.sequence.dense_inputs import DenseScaler
+from hir_sdk.ranking.sequence.examples import RankingExamples
 from hir_sdk.ranking.sequence.history import EventHistory, EventWindow
 from hir_sdk.ranking.sequence.online_ranker import (
     CandidateInputs,
     OnlineRanker,
-    OnlineRankerConfig,
 )
 from hir_sdk.ranking.sequence.ranker_bundle import OnlineInputs, OnlineRankerBundle
 from hir_sdk.ranking.sequence.user_cache import UserEmbeddingCache, snapshot_time
-from hir_sdk.ranking.sequence.user_model import UserModel, UserModelConfig
-from hir_sdk.schema.manifest import DAY
-
-
-@dataclass(frozen=True)
-class MultiStageConfig:
-    user_model: UserModelConfig = field(default_factory=UserModelConfig)
-    ranker: OnlineRankerConfig = field(default_factory=OnlineRankerConfig)
-    refresh_s: int = DAY  # stage-1 cache refresh period
-    epochs: int = 2  # on `small` the best validation loss comes after 1; later ones overfit
-    batch_size: int = 256
-    lr: float = 1e-3
-    weight_decay: float = 0.05
-    click_weight: float = 0.5
-    click_window_s: int = DAY
-    max_train_examples: int = 80_000  # a seeded sample of the training window
-    max_valid_examples: int = 20_000
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        if min(self.refresh_s, self.epochs, self.batch_size, self.click_window_s) < 1:
-            raise ValueError("MultiStageConfig: refresh_s, epochs, batch_size must be >= 1")
-
-
-@dataclass(frozen=True)
-class RankingExamples:
-    """Examples as the ranker reads them: global indices, request times, labels, and the
-    dense as-of feature frame (one row each)."""
-
-    user: np.ndarray
-    ad: np.ndarray
-    owner: np.ndarray
-    ts: np.ndarray
-    label: np.ndarray
-    dense: pl.DataFrame
-
-    @classmethod
-    def of(cls, frame: pl.DataFrame, dense: pl.DataFrame) -> RankingExamples:
-        return cls(
-            *(frame[c].to_numpy().astype(np.int64) for c in ("user", "ad", "owner", "ts")),
-            frame["label"].to_numpy().astype(np.float32),
-            dense,
-        )
-
-    def take(self, rows: np.ndarray) -> RankingExamples:
-        return RankingExamples(
-            self.user[rows],
-            self.ad[rows],
-            self.owner[rows],
-            self.ts[rows],
-            self.label[rows],
-            self.dense[rows],
-        )
-
-    def __len__(self) -> int:
-        return len(self.user)
+from hir_sdk.ranking.sequence.user_model import UserModel
 
 
 class MultiStageRanker:

@@ -20,30 +20,12 @@ import torch
 from torch import nn
 from torchrec import EmbeddingBagCollection, EmbeddingBagConfig, KeyedJaggedTensor, PoolingType
 
+from hir_sdk.ranking.sequence.config import OnlineRankerConfig
 from hir_sdk.ranking.sequence.moe import MoEHeads
 from hir_sdk.ranking.sequence.tokenizer import EventTokenizer, hash_ids
 
 TASKS = ("click", "conversion")
 SPARSE_FEATURES = ("ad_id", "owner_id", "bom")
-
-
-@dataclass(frozen=True)
-class OnlineRankerConfig:
-    dim: int = 32
-    heads: int = 2
-    recent: int = 16  # recent events read online
-    hidden: int = 64
-    experts: int = 4
-    top_k: int = 2
-    id_buckets: int = 1 << 13
-    dropout: float = 0.2
-
-    def __post_init__(self) -> None:
-        if self.dim % self.heads or min(self.dim, self.recent, self.hidden, self.experts) < 1:
-            raise ValueError(
-                "OnlineRankerConfig: need dim divisible by heads and dim, recent, hidden, "
-                "experts >= 1"
-            )
 
 
 @dataclass(frozen=True)

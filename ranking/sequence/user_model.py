@@ -13,30 +13,11 @@ Notable:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 from torch import nn
 
+from hir_sdk.ranking.sequence.config import UserModelConfig
 from hir_sdk.ranking.sequence.tokenizer import EventTokenizer
-
-
-@dataclass(frozen=True)
-class UserModelConfig:
-    dim: int = 32
-    heads: int = 2
-    layers: int = 2
-    out_dim: int = 32
-    history: int = 128  # events read per user (the serving path may read up to 4,096)
-    id_buckets: int = 1 << 14
-    dropout: float = 0.1
-
-    def __post_init__(self) -> None:
-        if self.dim % self.heads or min(self.dim, self.layers, self.out_dim, self.history) < 1:
-            raise ValueError(
-                "UserModelConfig: need dim divisible by heads and dim, layers, out_dim, "
-                "history >= 1"
-            )
 
 
 class UserModel(nn.Module):
