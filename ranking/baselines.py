@@ -62,6 +62,38 @@ class XGBoostConfig:
                 "XGBoostConfig: need n_estimators >= 1, max_depth >= 1, 0 < learning_rate <= 1"
             )
 
+    def classifier_params(self) -> dict[str, object]:
+        """These settings as `xgboost.XGBClassifier` keyword arguments (histogram trees,
+        log loss, early stopping on the evaluation set)."""
+        return {
+            "n_estimators": self.n_estimators,
+            "max_depth": self.max_depth,
+            "learning_rate": self.learning_rate,
+            "subsample": self.subsample,
+            "colsample_bytree": self.colsample_bytree,
+            "min_child_weight": self.min_child_weight,
+            "early_stopping_rounds": self.early_stopping_rounds,
+            "n_jobs": self.n_threads,
+            "random_state": self.seed,
+            "tree_method": "hist",
+            "objective": "binary:logistic",
+            "eval_metric": "logloss",
+        }
+
+
+class _EvalDMatrixClassifier(xgb.XGBClassifier):
+    """`XGBClassifier` whose evaluation sets are plain `DMatrix`es. The scikit-learn
+    wrapper builds them as `QuantileDMatrix`es (referencing the training matrix), which
+    XGBoost evaluates several times slower per boosting round, with the same log loss;
+    early stopping evaluates the validation window every round, so that was most of an
+    A/B's XGBoost time (benchmarks/results/xgboost_eval.md). The training matrix, and so
+    the trees, are unchanged."""
+
+    def _create_dmatrix(self, ref: xgb.DMatrix | None, **kwargs: object) -> xgb.DMatrix:
+        if ref is not None:  # an evaluation set; the training matrix comes with no ref
+            return xgb.DMatrix(**kwargs, nthread=self.n_jobs)
+        return super()._create_dmatrix(ref, **kwargs)
+
 
 @dataclass
 class XGBoostBaseline:
@@ -78,20 +110,7 @@ class XGBoostBaseline:
     ) -> XGBoostBaseline:
         c = self.config
         self._columns = train.columns
-        self._model = xgb.XGBClassifier(
-            n_estimators=c.n_estimators,
-            max_depth=c.max_depth,
-            learning_rate=c.learning_rate,
-            subsample=c.subsample,
-            colsample_bytree=c.colsample_bytree,
-            min_child_weight=c.min_child_weight,
-            early_stopping_rounds=c.early_stopping_rounds,
-            n_jobs=c.n_threads,
-            random_state=c.seed,
-            tree_method="hist",
-            objective="binary:logistic",
-            eval_metric="logloss",
-        )
+        self._model = _EvalDMatrixClassifier(**c.classifier_params())
         x_valid = valid.select(self._columns).to_numpy()
         self._model.fit(train.to_numpy(), y_train, eval_set=[(x_valid, y_valid)], verbose=False)
         self.calibration = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import xgboost as xgb
 
 from hir_sdk.evaluation.examples import build_examples
 from hir_sdk.evaluation.metrics import calibration, log_loss, roc_auc
@@ -73,3 +74,20 @@ def test_platt_scaling_on_validation_fixes_a_drifted_base_rate(data):
     assert log_loss(yv, p_fixed) < log_loss(yv, p_raw)
     assert fixed.calibration.a > 0  # a monotone map: the ranking is kept
     assert roc_auc(yv, p_fixed) == pytest.approx(roc_auc(yv, p_raw))
+
+
+def test_plain_evaluation_matrices_give_the_wrapper_s_model(data):
+    """The baseline evaluates its validation window as a plain `DMatrix` (faster per
+    round); the scikit-learn wrapper's own evaluation set gives the same log loss every
+    round, so early stopping keeps the same trees and the predictions are identical."""
+    (xt, yt), (xv, yv), (xs, _) = data["train"], data["validation"], data["test"]
+    ours = XGBoostBaseline(XGBoostConfig(n_estimators=80, seed=1)).fit(xt, yt, xv, yv)
+    theirs = xgb.XGBClassifier(**ours.config.classifier_params())
+    theirs.fit(xt.to_numpy(), yt, eval_set=[(xv.to_numpy(), yv)], verbose=False)
+    logloss = theirs.evals_result()["validation_0"]["logloss"]
+    assert ours._model.evals_result()["validation_0"]["logloss"] == logloss
+    assert ours.best_iteration == theirs.best_iteration
+    x = xs.to_numpy()
+    assert np.array_equal(
+        ours._model.predict(x, output_margin=True), theirs.predict(x, output_margin=True)
+    )
