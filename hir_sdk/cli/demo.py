@@ -55,7 +55,7 @@ QUICK_DIM = 64
 QUICK_VIEWS = {"teacher": ((8, 4), 48), "student": ((6,), 16)}  # fanout, max_nodes
 QUICK_SEED_ROWS = 4096
 # the stages' seconds in the recorded quick demo (as STAGE_SHARES for the full run)
-QUICK_SHARES = [1.0, 100.0, 66.0, 0.3, 63.0, 26.0]
+QUICK_SHARES = [1.5, 106.0, 64.0, 0.2, 39.0, 21.0]
 
 
 def register(commands: argparse._SubParsersAction) -> None:
