@@ -28,7 +28,6 @@ import numpy as np
 from markupsafe import Markup
 
 from hir_sdk.evaluation.ab import MetricDelta
-from hir_sdk.evaluation.charts import interval_chart, line_chart
 from hir_sdk.evaluation.report import Report, delta_cell, metric_rows
 
 GOOD, BAD, NEUTRAL = "#2ca02c", "#d62728", "#7f7f7f"
@@ -58,6 +57,8 @@ def _relative_row(label: str, d: MetricDelta) -> tuple[str, float, float, float]
 
 
 def _metric_chart(report: Report) -> str:
+    from hir_sdk.evaluation.charts import interval_chart  # matplotlib: on first use
+
     ab = report.ab
     shown = [d for d in ab.metrics if d.spec.better != "one"]
     better = {"lower": "lower better", "higher": "higher better"}
@@ -72,6 +73,8 @@ def _metric_chart(report: Report) -> str:
 
 def _slices(report: Report) -> tuple[list[list[str]], str]:
     """The slice table's rows and the NE forest plot ("" when no slice has an NE delta)."""
+    from hir_sdk.evaluation.charts import interval_chart  # matplotlib: on first use
+
     rows, chart_rows, colours = [], [], []
     for s in report.ab.slices:
         cells = {d.metric: delta_cell(d) for d in s.deltas}
@@ -102,6 +105,8 @@ def _slices(report: Report) -> tuple[list[list[str]], str]:
 
 def _curves(report: Report) -> tuple[str, str]:
     """The reliability diagram and the lift curve of both arms."""
+    from hir_sdk.evaluation.charts import line_chart  # matplotlib: on first use
+
     c, t = report.control, report.treatment
     rel = [(m.name, m.reliability.mean_predicted, m.reliability.observed_rate) for m in (c, t)]
     values = np.concatenate([np.asarray(a, float) for _, x, y in rel for a in (x, y)])

@@ -134,14 +134,16 @@ def test_no_training_code_reads_the_planted_truth():
         assert "TRUTH_DIR" not in path.read_text(), path
 
 
-def test_the_command_line_imports_torchrec_only_when_a_command_needs_it():
-    """Importing TorchRec takes seconds; `hir --help`, `hir demo` and `hir ab` without the
-    multi-stage arm never need it, so the CLI and the A/B import the sequence ranker's
-    models on first use (`hir_sdk.ranking.sequence` resolves its names lazily)."""
+def test_the_command_line_imports_torchrec_and_matplotlib_only_when_needed():
+    """Importing TorchRec or matplotlib takes seconds; `hir --help`, and `hir demo` or
+    `hir ab` until they train the multi-stage arm or draw the report's charts, need
+    neither, so the sequence ranker's models (`hir_sdk.ranking.sequence` resolves its
+    names lazily) and the charts are imported on first use."""
     code = (
         "import sys, hir_sdk.cli.main, hir_sdk.evaluation.pipeline;"
         "from hir_sdk.ranking.sequence import EventHistory, MultiStageConfig;"
         "assert 'torchrec' not in sys.modules, 'imported at start';"
+        "assert 'matplotlib' not in sys.modules, 'imported at start';"
         "from hir_sdk.ranking.sequence import MultiStageRanker;"
         "assert 'torchrec' in sys.modules"
     )

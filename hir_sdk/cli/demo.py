@@ -49,7 +49,8 @@ SYNTHETIC = "synthetic"
 QUICK = "quick"
 # the quick world's encoder: half `hir run`'s width and about half its views (subgraph
 # sizes), prototypes seeded from half the rows, 120 steps (refreshes of 40); with it the
-# whole demo runs in minutes on 2 cores with a significant A/B (benchmarks/results/demo.md)
+# whole demo runs in under five minutes on 2 cores (benchmarks/results/demo.md, which also
+# says how its A/B verdict holds on other world seeds)
 QUICK_STEPS = 120
 QUICK_DIM = 64
 QUICK_VIEWS = {"teacher": ((8, 4), 48), "student": ((6,), 16)}  # fanout, max_nodes
