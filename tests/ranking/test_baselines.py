@@ -91,3 +91,23 @@ def test_plain_evaluation_matrices_give_the_wrapper_s_model(data):
     assert np.array_equal(
         ours._model.predict(x, output_margin=True), theirs.predict(x, output_margin=True)
     )
+
+
+def test_the_evaluation_set_is_not_a_quantile_matrix(data, monkeypatch):
+    """The override of the wrapper's matrix factory still takes effect (it is a private
+    method of XGBoost's scikit-learn API, which an upgrade could rename)."""
+    (xt, yt), (xv, yv) = data["train"], data["validation"]
+    made = []
+    original = xgb.QuantileDMatrix.__init__
+
+    def recording(self, *args, ref=None, **kwargs):
+        made.append(ref is not None)
+        original(self, *args, ref=ref, **kwargs)
+
+    monkeypatch.setattr(xgb.QuantileDMatrix, "__init__", recording)
+    XGBoostBaseline(XGBoostConfig(n_estimators=5)).fit(xt, yt, xv, yv)
+    assert made == [False]  # the training matrix only
+    xgb.XGBClassifier(**XGBoostConfig(n_estimators=5).classifier_params()).fit(
+        xt.to_numpy(), yt, eval_set=[(xv.to_numpy(), yv)], verbose=False
+    )
+    assert made == [False, False, True]  # the wrapper's own: training, then evaluation
