@@ -47,14 +47,7 @@ if TYPE_CHECKING:
 
 SYNTHETIC = "synthetic"
 QUICK = "quick"
-# the quick world's encoder: half `hir run`'s width and about half its views (subgraph
-# sizes), prototypes seeded from half the rows, 120 steps (refreshes of 40); with it the
-# whole demo runs in under five minutes on 2 cores (benchmarks/results/demo.md, which also
-# says how its A/B verdict holds on other world seeds)
-QUICK_STEPS = 120
-QUICK_DIM = 64
-QUICK_VIEWS = {"teacher": ((8, 4), 48), "student": ((6,), 16)}  # fanout, max_nodes
-QUICK_SEED_ROWS = 4096
+QUICK_STEPS = 120  # the quick world's encoder steps (refreshes of 40): see quick_encoder
 # the stages' seconds in the recorded quick demo (as STAGE_SHARES for the full run)
 QUICK_SHARES = [1.5, 106.0, 64.0, 0.2, 39.0, 21.0]
 
@@ -125,15 +118,17 @@ def _quick(args: argparse.Namespace) -> bool:
 
 
 def quick_encoder() -> TrainConfig:
-    """The quick world's encoder settings (before `--config`)."""
+    """The quick world's encoder settings (before `--config`): half `hir run`'s width and
+    about half its views (subgraph sizes), prototypes seeded from half the rows. With
+    them and `QUICK_STEPS` the whole demo runs in under five minutes on 2 cores
+    (benchmarks/results/demo.md, which also says how its A/B verdict holds on other world
+    seeds)."""
     from hir_sdk.sampling.config import ViewConfig
     from hir_sdk.training.config import DistillConfig, ModelSizes, TrainConfig
 
-    teacher, student = (ViewConfig(fanout=f, max_nodes=n) for f, n in QUICK_VIEWS.values())
     return TrainConfig(
-        batch_size=64,
-        model=ModelSizes(dim=QUICK_DIM),
-        distill=DistillConfig(seed_rows=QUICK_SEED_ROWS),
-        teacher_view=teacher,
-        student_view=student,
+        model=ModelSizes(dim=64),
+        distill=DistillConfig(seed_rows=4096),
+        teacher_view=ViewConfig(fanout=(8, 4), max_nodes=48),
+        student_view=ViewConfig(fanout=(6,), max_nodes=16),
     )
