@@ -11,6 +11,7 @@ seed = 0
 [distill]      student_temperature = 0.1, teacher_epsilon = 0.05, sinkhorn_iterations = 3
 [engagement]   pairs = 128, weight = 1.0
 [content]      weight = 6.0, target_temperature = 0.002, co_engagement = 4.0
+[collaborative] weight = 0.0, dim = 64, roles = ["exposure", "click"]
 [teacher_view] fanout = [16, 8], max_nodes = 96    (sampling.config.ViewConfig)
 [student_view] fanout = [8], max_nodes = 24
 ```
@@ -182,6 +183,29 @@ class ContentConfig:
             )
 
 
+@dataclass(frozen=True)
+class CollaborativeConfig:
+    """Collaborative targets (`training.collaborative_targets`): the destinations keep the
+    neighbourhoods of a rank-`dim` SVD of who reached them. Content not needed."""
+
+    weight: float = 0.0  # the engagement settings set COLLABORATIVE_WEIGHT
+    dim: int = 64
+    roles: tuple[str, ...] = CO_ENGAGEMENT_ROLES  # the edges that count as reaching a node
+    target_temperature: float = 0.002
+    temperature: float = 0.1
+
+    def __post_init__(self) -> None:
+        if self.weight < 0 or self.dim < 1 or min(self.target_temperature, self.temperature) <= 0:
+            raise ConfigError(
+                "CollaborativeConfig: need weight >= 0, dim >= 1 and temperatures > 0"
+            )
+        unknown = sorted(set(self.roles) - set(EDGE_ROLES))
+        if unknown or not self.roles:
+            raise ConfigError(
+                f"CollaborativeConfig: roles {unknown or '[]'} are not funnel roles {EDGE_ROLES}"
+            )
+
+
 OBJECTIVES = ("auto", "as_configured", "engagement")
 
 
@@ -211,6 +235,7 @@ class TrainConfig:
     distill: DistillConfig = field(default_factory=DistillConfig)
     engagement: EngagementConfig = field(default_factory=EngagementConfig)
     content: ContentConfig = field(default_factory=ContentConfig)
+    collaborative: CollaborativeConfig = field(default_factory=CollaborativeConfig)
     # the teacher's and the student's view of each anchor (sampling.config): training and
     # every embedding of the run sample with these
     teacher_view: ViewConfig = field(default_factory=lambda: SamplerConfig().teacher)

@@ -23,8 +23,10 @@ where the text agrees, the configured ones (the content-similarity term, cluster
 shape the space); where it does not, the engagement settings, which train the encoder
 on engagement alone (`content.weight = 0`, the text stays an input), keep the clusters
 reading the space (`distill.shapes_encoder = false`), correct the in-batch softmax
-for popularity (`engagement.logq_correction = true`) and take smaller steps
-(`optim.lr = ENGAGEMENT_LR`); see docs/real-data.md.
+for popularity (`engagement.logq_correction = true`), take smaller steps
+(`optim.lr = ENGAGEMENT_LR`) and keep collaborative filtering's neighbourhoods
+(`collaborative.weight = COLLABORATIVE_WEIGHT`, `training.collaborative_targets`); see
+docs/real-data.md.
 """
 
 from __future__ import annotations
@@ -50,6 +52,11 @@ MIN_PAIRS = 500
 # it gave the larger A/B gain on every seed measured, against the default 3e-3
 # (benchmarks/results/movielens_run.md)
 ENGAGEMENT_LR = 1e-3
+# the engagement settings' collaborative-target weight: with it the movies' neighbourhoods
+# on MovieLens-100K tell a user's likes from their other ratings about as well as
+# collaborative filtering's, and keep doing so as training goes on
+# (benchmarks/results/movielens_ablation.md)
+COLLABORATIVE_WEIGHT = 6.0
 
 
 @dataclass(frozen=True)
@@ -124,6 +131,7 @@ def engagement_settings(config: TrainConfig) -> TrainConfig:
         distill=dataclasses.replace(config.distill, shapes_encoder=False),
         engagement=dataclasses.replace(config.engagement, logq_correction=True),
         optim=dataclasses.replace(config.optim, lr=ENGAGEMENT_LR),
+        collaborative=dataclasses.replace(config.collaborative, weight=COLLABORATIVE_WEIGHT),
     )
 
 

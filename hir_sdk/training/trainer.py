@@ -55,7 +55,8 @@ from hir_sdk.schema.manifest import TimeSplits
 from hir_sdk.training.as_of import selected_until, training_graph
 from hir_sdk.training.checkpoint import copy_checkpoint, load_checkpoint, save_checkpoint
 from hir_sdk.training.cluster_queue import ClusterQueue
-from hir_sdk.training.config import TrainConfig
+from hir_sdk.training.collaborative_targets import collaborative_targets
+from hir_sdk.training.config import CollaborativeConfig, ContentConfig, TrainConfig
 from hir_sdk.training.content_agreement import choose_objectives, content_agreement
 from hir_sdk.training.content_similarity import ContentTargets, content_similarity_loss
 from hir_sdk.training.diagnostics import cluster_usage
@@ -93,14 +94,15 @@ class TrainResult:
 class _PairTerms(NamedTuple):
     """Terms on the engagement pairs' views: the engagement loss and its positive and
     negative logits, the cross-distillation loss (each end of a positive edge predicts the
-    teacher's clusters of the other), the content-similarity loss, and the number of
-    subgraph tokens the views hold."""
+    teacher's clusters of the other), the content-similarity and collaborative-target
+    losses, and the number of subgraph tokens the views hold."""
 
     engagement: torch.Tensor
     pos: torch.Tensor
     neg: torch.Tensor
     cross: torch.Tensor
     content: torch.Tensor
+    collaborative: torch.Tensor
     tokens: int
 
 
@@ -141,6 +143,17 @@ class Trainer:
                 co_engagement_roles=c.content.co_engagement_roles,
             )
             if knowledge is not None and c.content.weight > 0
+            else None
+        )
+        self.collaborative_targets = (
+            collaborative_targets(
+                graph,
+                as_of=graph.manifest.time.validation_start,
+                roles=c.collaborative.roles,
+                dim=c.collaborative.dim,
+                seed=c.seed,
+            )
+            if c.collaborative.weight > 0
             else None
         )
         self.rank, self.world_size = world()
@@ -355,18 +368,34 @@ class Trainer:
                 distillation_loss(list(sims_src), list(q_dst), student_temperature=tau)
                 + distillation_loss(list(sims_dst), list(q_src), student_temperature=tau)
             ) / 2
-        content = torch.zeros((), device=self.device)
-        if self.content_targets is not None:
-            targets, usable = self.content_targets.gather(nodes)
-            content = content_similarity_loss(
-                z,
-                targets.to(self.device),
-                usable.to(self.device),
-                types,
-                target_temperature=c.content.target_temperature,
-                temperature=c.content.temperature,
-            )
-        return _PairTerms(loss, pos, neg, cross, content, int(inputs.offsets[-1]))
+        content = self._similarity_term(self.content_targets, c.content, nodes, z, types)
+        collaborative = self._similarity_term(
+            self.collaborative_targets, c.collaborative, nodes, z, types
+        )
+        return _PairTerms(loss, pos, neg, cross, content, collaborative, int(inputs.offsets[-1]))
+
+    def _similarity_term(
+        self,
+        targets: ContentTargets | None,
+        settings: ContentConfig | CollaborativeConfig,
+        nodes: np.ndarray,
+        z: torch.Tensor,
+        types: torch.Tensor,
+    ) -> torch.Tensor:
+        """The relational term asking the views' embeddings `z` of `nodes` to keep the
+        neighbourhoods of `targets` (the content's or the collaborative ones); zero
+        without targets."""
+        if targets is None:
+            return torch.zeros((), device=self.device)
+        rows, usable = targets.gather(nodes)
+        return content_similarity_loss(
+            z,
+            rows.to(self.device),
+            usable.to(self.device),
+            types,
+            target_temperature=settings.target_temperature,
+            temperature=settings.temperature,
+        )
 
     def _log_q(self, s: EngagementSample, mine: slice) -> tuple[torch.Tensor, torch.Tensor]:
         """The draws' log-probabilities of this rank's pairs (see `engagement_loss`)."""
@@ -401,6 +430,7 @@ class Trainer:
             + c.engagement.weight * pairs.engagement
             + c.distill.cross_weight * pairs.cross
             + c.content.weight * pairs.content
+            + c.collaborative.weight * pairs.collaborative
         )
         if learn:  # every rank queues the whole batch, as one rank would
             self.queue.push(*gather_shares(teacher.embedding.float(), types))
@@ -409,6 +439,7 @@ class Trainer:
             "distill": distill.item(),
             "cross": pairs.cross.item(),
             "content": pairs.content.item(),
+            "collaborative": pairs.collaborative.item(),
             "engagement": pairs.engagement.item(),
             "engagement_acc": float(
                 ((pairs.pos > 0).float().mean() + (pairs.neg < 0).float().mean()) / 2
