@@ -18,13 +18,21 @@ that defaults are chosen without reading the test window.
   without, and the fallback list (k-NN for the former, popularity for the latter);
 - `pop corr`: the correlation, over the candidate movies, between a movie's mean cosine
   to the query users and its log popularity before the window (negative: the geometry
-  ranks popular movies down).
+  ranks popular movies down);
+- `nbr gAUC`: how well the embedding's movie neighbourhoods tell a user's likes from
+  their other ratings, what the neighbour-outcome ranking features read: the per-user
+  AUC, over the validation window's ratings, of `hir_nbr_rate_t0.1` (the like rate of
+  the user's last 50 earlier ratings, weighted by their movies' similarity to the rated
+  one; `ranking.neighbour_outcomes`) computed from the snapshot; 0.5 says nothing. With
+  `implicit` installed (`benchmarks/requirements-peers.txt`) the table ends with the
+  same figure for `implicit`'s BPR and ALS trained on the same ratings.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -35,9 +43,13 @@ from publish import publish
 
 from hir_sdk.datasets import movielens_100k
 from hir_sdk.evaluation.conversion_retrieval import FALLBACK, conversion_recall, ranked_lists
-from hir_sdk.graph import build_graph_from_dir
-from hir_sdk.interests.entity_embeddings import embed_entities
+from hir_sdk.evaluation.examples import build_examples
+from hir_sdk.evaluation.metrics import gauc
+from hir_sdk.graph import TemporalGraph, build_graph_from_dir
+from hir_sdk.interests.entity_embeddings import EntityEmbeddings, embed_entities
 from hir_sdk.interests.hierarchy import snapshot_rows
+from hir_sdk.ranking.hir_lookup import HirLookup
+from hir_sdk.ranking.neighbour_outcomes import NeighbourOutcomes
 from hir_sdk.synth import write_world
 from hir_sdk.training import TrainConfig, Trainer
 
@@ -127,6 +139,35 @@ def popularity_correlation(graph, snapshot, cutoff: int) -> float:
     return float(np.corrcoef(scores.mean(axis=0), np.log1p(popular[ranked.ads]))[0, 1])
 
 
+def neighbour_gauc(graph: TemporalGraph, snapshot: EntityEmbeddings) -> float:
+    """Per-user AUC of `hir_nbr_rate_t0.1` from `snapshot` on the validation window's
+    ratings (see the module)."""
+    frame = build_examples(graph, "validation").frame
+    columns = NeighbourOutcomes(graph, HirLookup(graph, [snapshot])).compute(
+        frame["user"].to_numpy(), frame["ad"].to_numpy(), frame["ts"].to_numpy()
+    )
+    rate = columns["hir_nbr_rate_t0.1"].to_numpy()
+    found = ~np.isnan(rate)
+    return gauc(frame["label"].to_numpy()[found], rate[found], frame["user"].to_numpy()[found])
+
+
+def peer_rows(graph: TemporalGraph, cutoff: int, seed: int) -> list[str]:
+    """`nbr gAUC` of `implicit`'s BPR and ALS trained on the ratings before `cutoff`
+    (none when `implicit` is not installed)."""
+    try:
+        from movielens_peer_features import implicit_fit
+        from peers.peer_snapshots import peer_snapshot
+    except ImportError:
+        return []
+    rows = []
+    for name in ("BPR", "ALS"):
+        snapshot = peer_snapshot(graph, implicit_fit(name, graph, cutoff, seed=seed), seed=seed)
+        rows.append(
+            f"| implicit {name} (peer) |" + " |" * 9 + f" {neighbour_gauc(graph, snapshot):.3f} | |"
+        )
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=100, help="encoder training steps")
@@ -167,8 +208,11 @@ def main() -> int:
             rows.append(
                 f"| {name} | "
                 + " | ".join(f"{r:.3f}" for r in cells)
-                + f" | {popularity_correlation(graph, snapshot, cutoff):+.2f} | {seconds:.0f} |"
+                + f" | {popularity_correlation(graph, snapshot, cutoff):+.2f}"
+                + f" | {neighbour_gauc(graph, snapshot):.3f} | {seconds:.0f} |"
             )
+            print(rows[-1], file=sys.stderr, flush=True)
+        rows += peer_rows(graph, cutoff, args.seed)
     popular = result.recall[POPULAR]
     lines = [
         f"### MovieLens-100K ablations, validation window ({args.steps} steps, seed {args.seed})",
@@ -185,8 +229,8 @@ def main() -> int:
         "",
         "| variant | k-NN recall@20 | k-NN recall@100 | k-NN @100, users with a history | "
         "k-NN @100, without | fallback recall@20 | fallback recall@100 | 16-probe recall@20 "
-        "| 16-probe recall@100 | pop corr | training s |",
-        "|---|" + "---:|" * 10,
+        "| 16-probe recall@100 | pop corr | nbr gAUC | training s |",
+        "|---|" + "---:|" * 11,
         *rows,
     ]
     publish(lines, args.record)
