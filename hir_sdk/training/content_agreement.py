@@ -20,8 +20,8 @@ the training window is read.
 
 `choose_objectives` turns it into the training settings (`TrainConfig.objectives`):
 where the text agrees, the configured ones (the content-similarity term, clusters that
-shape the space); where it does not, the engagement settings, which train the encoder
-on engagement alone (`content.weight = 0`, the text stays an input), keep the clusters
+shape the space); where it does not, the engagement settings, which drop the
+content-similarity term (`content.weight = 0`, the text stays an input), keep the clusters
 reading the space (`distill.shapes_encoder = false`), correct the in-batch softmax
 for popularity (`engagement.logq_correction = true`), take smaller steps
 (`optim.lr = ENGAGEMENT_LR`) and keep collaborative filtering's neighbourhoods
