@@ -55,10 +55,8 @@ from hir_sdk.schema.manifest import TimeSplits
 from hir_sdk.training.as_of import selected_until, training_graph
 from hir_sdk.training.checkpoint import copy_checkpoint, load_checkpoint, save_checkpoint
 from hir_sdk.training.cluster_queue import ClusterQueue
-from hir_sdk.training.collaborative_targets import collaborative_targets
-from hir_sdk.training.config import CollaborativeConfig, ContentConfig, TrainConfig
+from hir_sdk.training.config import TrainConfig
 from hir_sdk.training.content_agreement import choose_objectives, content_agreement
-from hir_sdk.training.content_similarity import ContentTargets, content_similarity_loss
 from hir_sdk.training.diagnostics import cluster_usage
 from hir_sdk.training.distributed import (
     average_float_buffers,
@@ -81,6 +79,7 @@ from hir_sdk.training.objectives import (
     engagement_loss,
 )
 from hir_sdk.training.prototype_seeding import seed_prototypes, seeding_type_codes
+from hir_sdk.training.similarity_terms import SimilarityTerms
 from hir_sdk.training.warm_start import warm_start_state
 
 
@@ -134,28 +133,7 @@ class Trainer:
             else None
         )
         self.config = c = choose_objectives(c, self.content_agreement)
-        self.content_targets = (
-            ContentTargets.build(
-                graph,
-                knowledge,
-                graph.manifest.time.validation_start,
-                co_engagement=c.content.co_engagement,
-                co_engagement_roles=c.content.co_engagement_roles,
-            )
-            if knowledge is not None and c.content.weight > 0
-            else None
-        )
-        self.collaborative_targets = (
-            collaborative_targets(
-                graph,
-                as_of=graph.manifest.time.validation_start,
-                roles=c.collaborative.roles,
-                dim=c.collaborative.dim,
-                seed=c.seed,
-            )
-            if c.collaborative.weight > 0
-            else None
-        )
+        self.similarity = SimilarityTerms.build(graph, knowledge, c)
         self.rank, self.world_size = world()
         anchors, cutoffs = anchors_from_events(graph, "train")
         if len(anchors) == 0:
@@ -368,34 +346,8 @@ class Trainer:
                 distillation_loss(list(sims_src), list(q_dst), student_temperature=tau)
                 + distillation_loss(list(sims_dst), list(q_src), student_temperature=tau)
             ) / 2
-        content = self._similarity_term(self.content_targets, c.content, nodes, z, types)
-        collaborative = self._similarity_term(
-            self.collaborative_targets, c.collaborative, nodes, z, types
-        )
+        content, collaborative = self.similarity.losses(nodes, z, types)
         return _PairTerms(loss, pos, neg, cross, content, collaborative, int(inputs.offsets[-1]))
-
-    def _similarity_term(
-        self,
-        targets: ContentTargets | None,
-        settings: ContentConfig | CollaborativeConfig,
-        nodes: np.ndarray,
-        z: torch.Tensor,
-        types: torch.Tensor,
-    ) -> torch.Tensor:
-        """The relational term asking the views' embeddings `z` of `nodes` to keep the
-        neighbourhoods of `targets` (the content's or the collaborative ones); zero
-        without targets."""
-        if targets is None:
-            return torch.zeros((), device=self.device)
-        rows, usable = targets.gather(nodes)
-        return content_similarity_loss(
-            z,
-            rows.to(self.device),
-            usable.to(self.device),
-            types,
-            target_temperature=settings.target_temperature,
-            temperature=settings.temperature,
-        )
 
     def _log_q(self, s: EngagementSample, mine: slice) -> tuple[torch.Tensor, torch.Tensor]:
         """The draws' log-probabilities of this rank's pairs (see `engagement_loss`)."""

@@ -127,7 +127,7 @@ def test_the_trainer_adds_the_term_with_its_weight(tiny_world, tmp_path, weight)
         collaborative=dataclasses.replace(CONFIG.collaborative, weight=weight),
     )
     trainer = Trainer(tiny_world, tmp_path / "run", config)
-    assert (trainer.collaborative_targets is not None) == (weight > 0)
+    assert (trainer.similarity.collaborative is not None) == (weight > 0)
     batch = next(iter(make_loader(trainer.builder, trainer.schedule, epoch=0, start_batch=0)))
     pairs = trainer._engagement(trainer.student, trainer.engage_train, config.seed, 0)
     term = float(pairs.collaborative.detach())
