@@ -148,3 +148,17 @@ def test_the_command_line_imports_torchrec_and_matplotlib_only_when_needed():
         "assert 'torchrec' in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_the_lazy_sequence_package_lists_and_resolves_every_name_it_exports():
+    """`hir_sdk.ranking.sequence` names its exports three times (`__all__` for `import *`
+    and linters, `_MODULES` for the lazy lookup, imports for type checkers): the first two
+    must agree, and each name must resolve to the object its module defines."""
+    import importlib
+
+    import hir_sdk.ranking.sequence as sequence
+
+    assert sorted(sequence.__all__) == sorted(sequence._MODULES)
+    for name, module in sequence._MODULES.items():
+        defined = importlib.import_module(f"hir_sdk.ranking.sequence.{module}")
+        assert getattr(sequence, name) is getattr(defined, name), name
