@@ -49,16 +49,26 @@ from hir_sdk.errors import InputError
 from hir_sdk.evaluation.conversion_retrieval import RankedLists, ranked_lists
 from hir_sdk.evaluation.examples import build_examples
 from hir_sdk.evaluation.metrics import ndcg_at_k, recall_at_k
+from hir_sdk.evaluation.prior_choice import (
+    PRIOR_WEIGHTS,
+    PriorChoice,
+    choose_blend_weight,
+    choose_prior_weight,
+)
 from hir_sdk.graph import build_graph_from_dir
 from hir_sdk.ranking.features import AsOfFeatures
 from hir_sdk.ranking.hir_lookup import HirLookup
 from hir_sdk.ranking.hir_snapshots import build_hir_lookup
+from hir_sdk.ranking.retrieval.engagement_prior import engagement_prior
 from hir_sdk.ranking.sequence.multistage import MultiStageRanker, RankingExamples
 from hir_sdk.synth import write_world
 from hir_sdk.training import TrainConfig, Trainer
 from hir_sdk.training.as_of import training_midpoint
 
 K_VALUES = (10, 20, 100)
+# the prior's weights tried on the validation window, for HIR and the implicit peers: wider
+# than the SDK's grid, as a peer's scores are not cosines
+BLEND_WEIGHTS = (*PRIOR_WEIGHTS, 8.0, 16.0, 32.0)
 RECBOLE_PEERS = ("LightGCN", "SASRec", "KGIN")
 
 
@@ -108,16 +118,30 @@ def train_hir(data: Path, out: Path, *, steps: int, seed: int, graph) -> Path:
     return out
 
 
-def hir_lists(args, data: Path, graph, tmp: Path, timings: dict) -> tuple[RankedLists, dict]:
-    """HIR's ranked lists (exact k-NN, BoM index, the multi-stage re-ranking) as of the
-    test start, from `--hir-run` or an encoder trained here."""
-    run = Path(args.hir_run) if args.hir_run else None
-    if run is None:
+def hir_lists(
+    args, data: Path, graph, tmp: Path, timings: dict, choices: dict
+) -> tuple[RankedLists, dict]:
+    """HIR's ranked lists (exact k-NN, with the engagement prior, BoM index, the
+    multi-stage re-ranking) as of the test start, from `--hir-run` or an encoder trained
+    here; the prior's weight chosen on the validation window from the newest snapshot
+    before it."""
+    runs = [Path(r) for r in args.hir_run]
+    if not runs:
         started = time.perf_counter()
-        run = train_hir(data, tmp / "run", steps=args.steps, seed=args.seed, graph=graph)
+        runs = [train_hir(data, tmp / "run", steps=args.steps, seed=args.seed, graph=graph)]
         timings["HIR encoder training"] = time.perf_counter() - started
-    hir = build_hir_lookup(run, data, graph, seed=args.seed)
-    ranked = ranked_lists(graph, hir.full_snapshots[-1], top=max(K_VALUES), exclude_seen=True)
+    hir = build_hir_lookup(runs, data, graph, seed=args.seed)
+    start = graph.manifest.time.validation_start
+    before = [s for s in hir.full_snapshots if s.as_of <= start]
+    choice = choose_prior_weight(graph, before[-1], exclude_seen=True, weights=BLEND_WEIGHTS)
+    choices["HIR"] = choice
+    ranked = ranked_lists(
+        graph,
+        hir.full_snapshots[-1],
+        top=max(K_VALUES),
+        exclude_seen=True,
+        prior_weight=choice.weight,
+    )
     lists = {f"HIR {name}": ids for name, ids in ranked.lists.items() if "popularity" not in name}
     started = time.perf_counter()
     lists["HIR exact k-NN top 100, re-ranked by the multi-stage ranker"] = multistage_rerank(
@@ -125,6 +149,25 @@ def hir_lists(args, data: Path, graph, tmp: Path, timings: dict) -> tuple[Ranked
     )
     timings["multi-stage ranker fit + scoring"] = time.perf_counter() - started
     return ranked, lists
+
+
+def implicit_with_prior(
+    graph, queries: RankedLists, scores: dict, *, seed: int, choices: dict
+) -> dict[str, np.ndarray]:
+    """Each implicit peer's test scores plus the engagement prior, its weight chosen as
+    HIR's is: the peer refit on the ratings before the validation start, its validation
+    lists ranked with each weight, the best kept (`choose_blend_weight`)."""
+    t = graph.manifest.time
+    validation = query_lists(graph, "validation")
+    early = implicit_scores(graph, validation, factors=64, seed=seed, cutoff=t.validation_start)
+    valid_prior = engagement_prior(graph, validation.ads, t.validation_start)
+    test_prior = engagement_prior(graph, queries.ads, t.test_start)
+    out = {}
+    for name, s in scores.items():
+        choice = choose_blend_weight(validation, early[name], valid_prior, weights=BLEND_WEIGHTS)
+        choices[name] = choice
+        out[f"{name} + engagement prior"] = s + choice.weight * test_prior[None, :]
+    return out
 
 
 def log(line: str) -> None:
@@ -184,7 +227,13 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=300, help="encoder training steps")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--peers-only", action="store_true", help="no HIR rows (no training)")
-    parser.add_argument("--hir-run", help="evaluate this encoder run instead of training one")
+    parser.add_argument(
+        "--hir-run",
+        action="append",
+        default=[],
+        help="evaluate this encoder run instead of training one (repeat for refreshes, as "
+        "hir run writes them: run, run_validation, run_test)",
+    )
     parser.add_argument(
         "--recbole",
         default=",".join(RECBOLE_PEERS),
@@ -212,6 +261,7 @@ def main() -> int:
     torch.set_num_threads(args.threads)
     timings: dict[str, float] = {}
     epochs: dict[str, str] = {}
+    choices: dict[str, PriorChoice] = {}
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         data = write_world(movielens_100k(), tmp / "data")
@@ -219,12 +269,13 @@ def main() -> int:
         queries = query_lists(graph)
         lists: dict[str, np.ndarray] = {}
         if not args.peers_only:
-            ranked, lists = hir_lists(args, data, graph, tmp, timings)
+            ranked, lists = hir_lists(args, data, graph, tmp, timings, choices)
             if not same_queries(ranked, queries):
                 raise RuntimeError("HIR's query users, candidates or truth differ from the peers'")
         started = time.perf_counter()
         scores = implicit_scores(graph, queries, factors=64, seed=args.seed)
-        timings["implicit ALS + BPR"] = time.perf_counter() - started
+        blended = implicit_with_prior(graph, queries, scores, seed=args.seed, choices=choices)
+        timings["implicit ALS + BPR (with the prior's choice)"] = time.perf_counter() - started
         for name in recbole:
             fit = recbole_fit(
                 name,
@@ -246,7 +297,12 @@ def main() -> int:
             )
     top = max(K_VALUES)
     lists |= {name: queries.rank(s, top) for name, s in scores.items()}
+    lists |= {name: queries.rank(s, top) for name, s in blended.items()}
     lists["popularity (ratings before test)"] = queries.rank(popularity_scores(graph, queries), top)
+    prior = engagement_prior(graph, queries.ads, graph.manifest.time.test_start)
+    lists["popularity, time-decayed (the prior alone)"] = queries.rank(
+        np.tile(prior, (len(queries.users), 1)), top
+    )
     relevant = queries.relevant()
     header = " | ".join(f"recall@{k} | NDCG@{k}" for k in K_VALUES)
     hir_part = (
@@ -282,6 +338,8 @@ def main() -> int:
             "RecBole epochs chosen on the validation window: "
             + ", ".join(f"{name} {e}" for name, e in epochs.items()),
         ]
+    lines += ["", "The engagement prior's weight of each model, chosen on the validation window:"]
+    lines += [f"- {name}: {choice.render()}" for name, choice in choices.items()]
     lines += ["", ", ".join(f"{name}: {s:.0f} s" for name, s in timings.items())]
     publish(lines, args.record)
     return 0

@@ -9,11 +9,16 @@ BoM       the user's tokens query an inverted index over the snapshot's ads (wei
 probe     the same index queried with each codebook's `probes` nearest codewords of the
           user's embedding that some ad holds (multi-probe), re-scored
 exact     exact inner-product k-NN of the user's embedding over the ads
+prior     with `prior_weight` > 0: exact k-NN of the embedding score plus that weight times
+          each ad's engagement prior (`hir_sdk.ranking.retrieval.engagement_prior`: the
+          log of its time-decayed engagement before the window); the BoM rows re-score by
+          the same blend
 popular   the ads most engaged with (any edge into them) before the test start, one list
+trending  the same ranked by the engagement prior alone (the time-decayed engagement)
 fallback  where some users have no history (no edge of their own before the test start):
-          exact k-NN for users with one, the popular list for those without (their
-          embedding holds none of their engagement yet, only what the encoder makes of
-          their attributes and an empty neighbourhood)
+          exact k-NN (with the prior where its weight is > 0) for users with one, the
+          popular list for those without (their embedding holds none of their engagement
+          yet, only what the encoder makes of their attributes and an empty neighbourhood)
 recall@K  share of truth pairs whose ad is in the user's top K, over all pairs and
           separately over the pairs of users with and without a history
 ```
@@ -40,10 +45,15 @@ from hir_sdk.graph.event_index import pair_keys, split_pair_keys
 from hir_sdk.interests import EntityEmbeddings
 from hir_sdk.interests.hierarchy import snapshot_nodes, snapshot_rows
 from hir_sdk.ranking.retrieval import InvertedIndex, TokenBags, exact_knn, probe_weights
+from hir_sdk.ranking.retrieval.engagement_prior import engagement_prior, with_prior
 
 K_VALUES = (20, 100)
 PROBES = 16
+EXACT = "exact k-NN on embeddings"
+EXACT_PRIOR = "exact k-NN + engagement prior"
 FALLBACK = "exact k-NN, popularity without a history"
+POPULAR = "popularity (engagement before test)"
+TRENDING = "popularity, time-decayed (the prior alone)"
 
 
 @dataclass(frozen=True)
@@ -58,6 +68,7 @@ class ConversionRecall:
     with_history: dict[str, list[float]] = field(default_factory=dict)
     without_history: dict[str, list[float]] = field(default_factory=dict)
     window: str = "test"
+    prior_weight: float = 0.0
 
     def render(self) -> list[str]:
         """A Markdown table, one row per method; where some pairs are by users without a
@@ -76,8 +87,13 @@ class ConversionRecall:
         columns = [f"recall@{k}" for k in ks]
         if split:
             columns += [f"@{k}, with a history" for k in ks] + [f"@{k}, without" for k in ks]
-        lines = [
-            f"{head}; {self.ads:,} ads in the index",
+        lines = [f"{head}; {self.ads:,} ads in the index"]
+        if self.prior_weight:
+            lines.append(
+                f"The engagement prior's weight is {self.prior_weight:g}: score = embedding "
+                "inner product + weight x log(1 + time-decayed engagement into the ad)."
+            )
+        lines += [
             "",
             "| method | " + " | ".join(columns) + " |",
             "|---|" + "---:|" * len(columns),
@@ -136,10 +152,13 @@ def ranked_lists(
     probes: int = PROBES,
     exclude_seen: bool = False,
     window: str = "test",
+    prior_weight: float = 0.0,
+    index: bool = True,
 ) -> RankedLists:
     """The top `top` ads of each method (see the module) for each user who converts in
     `window` ("test", or "validation" to choose settings without reading the test window),
-    ranked as of the window's start."""
+    ranked as of the window's start; `index=False` leaves out the BoM rows (the prior's
+    choice reads only the exact ones)."""
     cutoff = _window_start(graph, window)
     if snapshot.as_of > cutoff:
         raise InputError(
@@ -157,14 +176,57 @@ def ranked_lists(
         raise InputError(f"no conversions in the {window} window by users of the snapshot")
     queries = row_of[users]
     z = snapshot.embeddings()
-    size = int(snapshot.meta["bom"]["codewords"])
-    probes = min(probes, size - 1)  # codewords probed per codebook: fewer than K
-    codes = snapshot.quantizer.codes(snapshot.tokens())
-    index = InvertedIndex.build(ad_nodes, codes[ads], size, z[ads])
+    prior = engagement_prior(graph, ad_nodes, cutoff)
     seen = _seen_pairs(graph, users, ad_nodes, cutoff) if exclude_seen else np.zeros(0, np.int64)
     seen_users = split_pair_keys(seen, graph.num_nodes)[0]
     most_seen = int(np.unique(seen_users, return_counts=True)[1].max(initial=0))
     wanted = min(top + most_seen, len(ads))  # enough left after the seen ones go
+    engaged = np.bincount(graph.dst[: graph.edges_before(cutoff)], minlength=graph.num_nodes)
+    popular = ad_nodes[np.lexsort((ad_nodes, -engaged[ad_nodes]))][:wanted]
+    trending = ad_nodes[np.lexsort((ad_nodes, -prior))][:wanted]
+    lists = {}
+    if index:
+        lists = _index_lists(snapshot, ads, ad_nodes, queries, wanted, probes)
+    lists[EXACT] = np.asarray(exact_knn(z[queries], z[ads], wanted, item_ids=ad_nodes).ids)
+    history = users_with_history(graph, users, cutoff)
+    if prior_weight:
+        # `[z_u, weight]` . `[z_a, prior_a]`: the blend; the index's candidates join the
+        # prior's own top list before they are re-scored by it
+        zq, za = with_prior(z[queries], z[ads], prior, prior_weight)
+        lists = {
+            name: _rescored(np.hstack([ids, np.tile(trending, (len(users), 1))]), zq, za, ad_nodes)
+            for name, ids in lists.items()
+            if name != EXACT
+        } | {EXACT: lists[EXACT]}
+        lists[EXACT_PRIOR] = np.asarray(exact_knn(zq, za, wanted, item_ids=ad_nodes).ids)
+    elif not history.all():  # with the prior, or where all have a history, no fallback
+        popular_ids = np.tile(popular, (len(users), 1))
+        lists[FALLBACK] = np.where(history[:, None], lists[EXACT], popular_ids)
+    lists[POPULAR] = np.tile(popular, (len(users), 1))
+    lists[TRENDING] = np.tile(trending, (len(users), 1))
+    if exclude_seen:
+        lists = {
+            name: _unseen_first(ids, users, seen, graph.num_nodes) for name, ids in lists.items()
+        }
+    lists = {name: ids[:, :top] for name, ids in lists.items()}
+    return RankedLists(users, truth, ad_nodes, seen, graph.num_nodes, lists, history)
+
+
+def _index_lists(
+    snapshot: EntityEmbeddings,
+    ads: np.ndarray,
+    ad_nodes: np.ndarray,
+    queries: np.ndarray,
+    wanted: int,
+    probes: int,
+) -> dict[str, np.ndarray]:
+    """The BoM rows: the users' own tokens and the multi-probe query over an inverted index
+    of the snapshot's ads, candidates re-scored by embedding inner product."""
+    z = snapshot.embeddings()
+    size = int(snapshot.meta["bom"]["codewords"])
+    probes = min(probes, size - 1)  # codewords probed per codebook: fewer than K
+    codes = snapshot.quantizer.codes(snapshot.tokens())
+    index = InvertedIndex.build(ad_nodes, codes[ads], size, z[ads])
     wide = 4 * wanted
     bom = index.search(
         TokenBags.from_codes(codes[queries], size),
@@ -179,26 +241,29 @@ def ranked_lists(
         query_embeddings=z[queries],
         num_candidates=wide,
     )
-    exact = exact_knn(z[queries], z[ads], wanted, item_ids=ad_nodes)
-    engaged = np.bincount(graph.dst[: graph.edges_before(cutoff)], minlength=graph.num_nodes)
-    popular = ad_nodes[np.lexsort((ad_nodes, -engaged[ad_nodes]))][:wanted]
-    history = users_with_history(graph, users, cutoff)
-    exact_ids, popular_ids = np.asarray(exact.ids), np.tile(popular, (len(users), 1))
-    lists = {
+    return {
         "BoM inverted index, re-scored": np.asarray(bom.ids),
         f"BoM index, {probes}-probe query, re-scored": np.asarray(probed.ids),
-        "exact k-NN on embeddings": exact_ids,
-        FALLBACK: np.where(history[:, None], exact_ids, popular_ids),
-        "popularity (engagement before test)": popular_ids,
     }
-    if history.all():  # the fallback list is the exact one
-        del lists[FALLBACK]
-    if exclude_seen:
-        lists = {
-            name: _unseen_first(ids, users, seen, graph.num_nodes) for name, ids in lists.items()
-        }
-    lists = {name: ids[:, :top] for name, ids in lists.items()}
-    return RankedLists(users, truth, ad_nodes, seen, graph.num_nodes, lists, history)
+
+
+def _rescored(
+    candidates: np.ndarray, zq: np.ndarray, za: np.ndarray, ad_nodes: np.ndarray
+) -> np.ndarray:
+    """(U, C) ad node ids (-1 pads, repeats allowed) ordered by `zq[u] . za[ad]`, each ad
+    once, best first (ties: lower node id); -1 pads the end."""
+    order = np.argsort(ad_nodes)
+    rows = order[np.searchsorted(ad_nodes, candidates, sorter=order).clip(0, len(ad_nodes) - 1)]
+    valid = candidates >= 0
+    scores = np.where(valid, np.einsum("ud,ucd->uc", zq, za[rows]), -np.inf)
+    ranked = np.lexsort((candidates, -scores), axis=1)
+    ids, scores = (np.take_along_axis(a, ranked, axis=1) for a in (candidates, scores))
+    repeat = np.zeros_like(valid)
+    repeat[:, 1:] = ids[:, 1:] == ids[:, :-1]  # equal ids have equal scores: adjacent
+    keep = (scores > -np.inf) & ~repeat
+    first = np.argsort(~keep, axis=1, kind="stable")  # the kept ones first, in order
+    kept, ids = (np.take_along_axis(a, first, axis=1) for a in (keep, ids))
+    return np.where(kept, ids, -1)
 
 
 def users_with_history(graph: TemporalGraph, users: np.ndarray, cutoff: int) -> np.ndarray:
@@ -226,11 +291,20 @@ def conversion_recall(
     probes: int = PROBES,
     exclude_seen: bool = False,
     window: str = "test",
+    prior_weight: float = 0.0,
+    index: bool = True,
 ) -> ConversionRecall:
     """recall@K of each method (see the module) for `window`'s conversions: the share of
     conversion pairs whose ad is in the user's top K."""
     ranked = ranked_lists(
-        graph, snapshot, top=max(k_values), probes=probes, exclude_seen=exclude_seen, window=window
+        graph,
+        snapshot,
+        top=max(k_values),
+        probes=probes,
+        exclude_seen=exclude_seen,
+        window=window,
+        prior_weight=prior_weight,
+        index=index,
     )
     position = np.searchsorted(ranked.users, ranked.truth["user"].to_numpy())
     ad = ranked.truth["ad"].to_numpy()
@@ -257,6 +331,7 @@ def conversion_recall(
         recall(warm),
         recall(~warm),
         window,
+        prior_weight,
     )
 
 

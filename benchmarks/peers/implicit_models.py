@@ -1,6 +1,6 @@
 """`implicit`'s alternating least squares (Hu et al. 2008) and Bayesian personalized
-ranking (Rendle et al. 2009), trained on every rating before the test start (confidence 1,
-plus 1 for a like), 64 factors, seeded, one thread."""
+ranking (Rendle et al. 2009), trained on every rating before the cutoff (the test start
+unless given; confidence 1, plus 1 for a like), 64 factors, seeded, one thread."""
 
 from __future__ import annotations
 
@@ -15,10 +15,16 @@ from hir_sdk.graph import TemporalGraph
 
 
 def implicit_scores(
-    graph: TemporalGraph, ranked: RankedLists, *, factors: int = 64, seed: int = 0
+    graph: TemporalGraph,
+    ranked: RankedLists,
+    *,
+    factors: int = 64,
+    seed: int = 0,
+    cutoff: int | None = None,
 ) -> dict[str, np.ndarray]:
-    """(U, A) scores of the implicit peers for the query users over the candidate ads."""
-    cutoff = graph.manifest.time.test_start
+    """(U, A) scores of the implicit peers for the query users over the candidate ads,
+    trained on the ratings before `cutoff` (default the test start)."""
+    cutoff = graph.manifest.time.test_start if cutoff is None else cutoff
     k = graph.edges_before(cutoff)
     users = np.flatnonzero(np.isin(np.arange(graph.num_nodes), graph.src[:k]))
     user_row = np.full(graph.num_nodes, -1)

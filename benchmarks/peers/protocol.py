@@ -58,13 +58,13 @@ def _created_before(graph: TemporalGraph, node_type: str, cutoff: int) -> np.nda
     return nodes[graph.created_ts[nodes] < cutoff]
 
 
-def query_lists(graph: TemporalGraph) -> RankedLists:
-    """The test window's query users, truth, candidates and seen pairs, as `ranked_lists`
-    defines them for a snapshot as of the test start, with no method's lists yet."""
-    cutoff = graph.manifest.time.test_start
+def query_lists(graph: TemporalGraph, window: str = "test") -> RankedLists:
+    """`window`'s query users, truth, candidates and seen pairs, as `ranked_lists` defines
+    them for a snapshot as of the window's start, with no method's lists yet."""
+    cutoff = graph.manifest.time.window(window)[0]
     users_known = _created_before(graph, "user", cutoff)
     ads = _created_before(graph, "ad", cutoff)
-    test = build_examples(graph, "test").frame.filter(pl.col("label") == 1)
+    test = build_examples(graph, window).frame.filter(pl.col("label") == 1)
     truth = test.filter(pl.col("ad").is_in(ads) & pl.col("user").is_in(users_known))
     truth = truth.unique(["user", "ad"]).sort(["user", "ad"]).select("user", "ad")
     users = np.unique(truth["user"].to_numpy())

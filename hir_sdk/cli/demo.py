@@ -16,7 +16,8 @@ MovieLens-100K).
    before it, with interest clusters and BoM tokens (each snapshot sees only edges before
    its time; its codebooks are fitted on it alone);
 5. retrieval: recall@K of the ads users convert on in the test window, from the
-   test-start snapshot's BoM tokens (inverted index), exact k-NN and popularity;
+   test-start snapshot's BoM tokens (inverted index), exact k-NN (with the engagement
+   prior's weight chosen on the validation window) and popularity;
 6. offline A/B on the test window: XGBoost + HIR features against the XGBoost baseline,
    both fitted on the examples after the encoder's window, each with its tree depth and
    minimum child weight chosen on validation, paired user bootstrap;

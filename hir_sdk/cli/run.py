@@ -9,7 +9,8 @@
    before it, with interest clusters and BoM tokens, and new ads on their creation and
    daily in between (each snapshot sees only edges before its time);
 4. retrieval: recall@K of the ads users convert on in the test window, from the
-   test-start snapshot (BoM inverted index, exact k-NN, popularity);
+   test-start snapshot (BoM inverted index, exact k-NN, popularity), with the engagement
+   prior's weight chosen on the validation window;
 5. offline A/B on the test window: XGBoost + HIR features against the XGBoost baseline,
    both fitted on the examples after the first encoder's window, each with its tree depth
    and minimum child weight chosen on validation, paired user bootstrap;
@@ -124,6 +125,8 @@ def print_results(result: JobResult, out: Path) -> None:
     if not result.exported.ok:  # shown, not fatal: `hir export --check` is the gate that fails
         print("  warning: the parity check failed; see docs/export.md (Parity)")
     print("\nRetrieval from the test-start snapshot: " + "\n".join(result.recall.render()))
+    if result.prior is not None:
+        print(f"\n{result.prior.render()}")
     report = result.ab.report
     print(f"\n{report.title}\n")
     header = ("metric", report.ab.control, report.ab.treatment, "delta [95% CI]", "relative")

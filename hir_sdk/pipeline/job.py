@@ -6,7 +6,8 @@ stage to stage:
    (`training.refresh_chain`);
 3. embed users and ads at three refresh times, each with the newest encoder trained
    before it (`ranking.hir_snapshots`);
-4. retrieval recall of the ads users convert on in the test window;
+4. retrieval recall of the ads users convert on in the test window, the engagement
+   prior's weight chosen on the validation window (`evaluation.prior_choice`);
 5. the offline A/B: XGBoost + HIR features against XGBoost;
 6. ONNX export of the newest encoder and BoM quantizer, checked against torch.
 """
@@ -24,6 +25,7 @@ from hir_sdk.schema.manifest import DAY
 if TYPE_CHECKING:
     from hir_sdk.evaluation.conversion_retrieval import ConversionRecall
     from hir_sdk.evaluation.pipeline import ABRun
+    from hir_sdk.evaluation.prior_choice import PriorChoice
     from hir_sdk.export.export_run import ExportResult
     from hir_sdk.graph import TemporalGraph
     from hir_sdk.ranking.hir_lookup import HirLookup
@@ -40,6 +42,7 @@ class JobResult:
     runs: list[Path]
     hir: HirLookup
     recall: ConversionRecall
+    prior: PriorChoice | None  # None: no snapshot before the validation window to choose on
     ab: ABRun
     exported: ExportResult
 
@@ -64,9 +67,11 @@ def run_job(
 
     from hir_sdk.evaluation.conversion_retrieval import conversion_recall, repeats_conversions
     from hir_sdk.evaluation.pipeline import run_ab_on_graph, write_report
+    from hir_sdk.evaluation.prior_choice import choose_prior_weight
     from hir_sdk.export import export_run
     from hir_sdk.graph import build_graph_from_dir, save_graph
     from hir_sdk.interests import write_embeddings
+    from hir_sdk.ranking.hir_lookup import read_until
     from hir_sdk.ranking.hir_snapshots import build_hir_lookup
     from hir_sdk.training.as_of import training_midpoint
     from hir_sdk.training.refresh_chain import refresh_ends, train_refreshed
@@ -109,10 +114,17 @@ def run_job(
     # where no user converts twice on one ad (ratings: one per movie), what a user already
     # had is left out of their lists; in ads logs users do convert again
     exclude_seen = not repeats_conversions(graph)
-    recall = conversion_recall(graph, latest, exclude_seen=exclude_seen)
+    # the prior's weight from the newest snapshot whose encoder read nothing of the
+    # validation window
+    start = t.validation_start
+    earlier = [s for s in hir.full_snapshots if max(s.as_of, read_until(s.meta)) <= start]
+    prior = choose_prior_weight(graph, earlier[-1], exclude_seen=exclude_seen) if earlier else None
+    weight = prior.weight if prior else 0.0
+    recall = conversion_recall(graph, latest, exclude_seen=exclude_seen, prior_weight=weight)
     progress(
         "retrieval of the ads users convert on: BoM index, exact k-NN, popularity"
         + (" (what a user had before is left out)" if exclude_seen else "")
+        + (f"; engagement prior weight {weight:g}, chosen on validation" if prior else "")
     )
     ab = run_ab_on_graph(graph, settings.ab, truth=truth, hir=hir)
     write_report(ab, out / "ab")
@@ -128,4 +140,4 @@ def run_job(
     progress(
         f"exported {', '.join(exported.files)} ({runs[-1].name}) and checked them against torch"
     )
-    return JobResult(graph, runs, hir, recall, ab, exported)
+    return JobResult(graph, runs, hir, recall, prior, ab, exported)

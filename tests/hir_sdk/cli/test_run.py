@@ -76,6 +76,9 @@ def test_run_on_a_dataset_without_content(tiny_world, tmp_path, capsys):
     assert exported["trained_until"] == t.test_start
     assert Path(read_embeddings(out / "embeddings").meta["run"]).name == "run_test"
     assert "| exact k-NN on embeddings |" in printed and "xgboost+hir vs xgboost" in printed
+    # the engagement prior's weight, chosen on the validation window and printed
+    assert "engagement prior weight" in printed and "chosen on the validation window" in printed
+    assert "| popularity, time-decayed (the prior alone) |" in printed
     assert printed.count(" ok\n") == 3  # encoder, quantizer and BoM index parity
     job = tomllib.loads((out / "job.toml").read_text())
     assert job["data"] == str(data.resolve()) and job["refresh_steps"] == 1

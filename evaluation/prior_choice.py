@@ -1,0 +1,121 @@
+"""The engagement prior's weight for retrieval, chosen on a window before the one it serves.
+
+The blend `q . z_a + weight * prior_a` (`hir_sdk.ranking.retrieval.engagement_prior`)
+has one free number. How much popularity should count depends on the log (a time split
+of ratings rewards it, a log of niche conversions may not), so no default suits every
+data set. `choose_prior_weight` ranks the validation window's conversions from a snapshot
+as of the validation start with each weight of a grid (0, the plain embedding score,
+included) and keeps the one with the best mean recall over the K values, among the pairs
+of users with a history before the window (where there are some: the prior does not
+change what users without one get); ties go to the smaller weight. Nothing of the test
+window is read. `choose_blend_weight` does the same for a model that has no snapshot
+(a peer's (users, ads) score matrix), so a comparison can give every model the prior.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hir_sdk.errors import InputError
+from hir_sdk.evaluation.conversion_retrieval import (
+    EXACT,
+    EXACT_PRIOR,
+    K_VALUES,
+    RankedLists,
+    conversion_recall,
+)
+from hir_sdk.graph import TemporalGraph
+from hir_sdk.interests import EntityEmbeddings
+from hir_sdk.ranking.hir_lookup import read_until
+
+PRIOR_WEIGHTS = (0.0, 0.0625, 0.125, 0.25, 0.5, 1.0, 2.0, 4.0)
+
+
+@dataclass(frozen=True)
+class PriorChoice:
+    """The chosen weight and the score of every weight tried on `window`."""
+
+    weight: float
+    window: str
+    scores: dict[float, float]  # weight -> mean recall over the K values
+    with_history: bool  # the scores are over the pairs of users with a history
+
+    def render(self) -> str:
+        tried = ", ".join(f"{w:g}: {s:.3f}" for w, s in self.scores.items())
+        over = "users with a history" if self.with_history else "all users"
+        return (
+            f"engagement prior weight {self.weight:g}, chosen on the {self.window} window "
+            f"(mean recall over K of {over}, by weight: {tried})"
+        )
+
+
+def choose_prior_weight(
+    graph: TemporalGraph,
+    snapshot: EntityEmbeddings,
+    *,
+    exclude_seen: bool = False,
+    weights: tuple[float, ...] = PRIOR_WEIGHTS,
+    k_values: tuple[int, ...] = K_VALUES,
+    window: str = "validation",
+) -> PriorChoice:
+    """The weight of `weights` whose exact k-NN + prior lists recall the most of
+    `window`'s conversions (see the module); `snapshot` must be as of `window`'s start
+    or earlier, made by an encoder that read nothing of the window."""
+    start = graph.manifest.time.window(window)[0]
+    if read_until(snapshot.meta) > start:
+        raise InputError(
+            f"the snapshot's encoder read data after the {window} start (or does not record "
+            f"what it read): choosing on the {window} window needs one trained before it"
+        )
+    scores: dict[float, float] = {}
+    with_history = True
+    for weight in sorted(weights):
+        result = conversion_recall(
+            graph,
+            snapshot,
+            k_values=k_values,
+            exclude_seen=exclude_seen,
+            window=window,
+            prior_weight=weight,
+            index=False,
+        )
+        with_history = result.pairs_with_history > 0
+        recall = result.with_history if with_history else result.recall
+        values = recall[EXACT_PRIOR if weight else EXACT]
+        scores[weight] = sum(values) / len(values)
+    return _choice(scores, window, with_history)
+
+
+def choose_blend_weight(
+    ranked: RankedLists,
+    scores: np.ndarray,
+    prior: np.ndarray,
+    *,
+    weights: tuple[float, ...] = PRIOR_WEIGHTS,
+    k_values: tuple[int, ...] = K_VALUES,
+    window: str = "validation",
+) -> PriorChoice:
+    """`choose_prior_weight` for (U, A) `scores` of `ranked`'s users over its ads and the
+    (A,) `prior` of those ads: the lists rank `scores + weight * prior`, each user's seen
+    ads left out, and the same criterion picks the weight."""
+    truth_user = np.searchsorted(ranked.users, ranked.truth["user"].to_numpy())
+    ad = ranked.truth["ad"].to_numpy()
+    warm = ranked.history[truth_user]
+    with_history = bool(warm.any())
+    pairs = warm if with_history else np.ones_like(warm)
+    result: dict[float, float] = {}
+    users, ad = truth_user[pairs], ad[pairs, None]
+    for weight in sorted(weights):
+        top = ranked.rank(scores + weight * prior[None, :], max(k_values))
+        hits = [(top[users, :k] == ad).any(axis=1).mean() for k in k_values]
+        result[weight] = float(np.mean(hits))
+    return _choice(result, window, with_history)
+
+
+def _choice(scores: dict[float, float], window: str, with_history: bool) -> PriorChoice:
+    """The best-scoring weight, the smallest among equals."""
+    best = max(scores.values())
+    chosen = min(w for w, s in scores.items() if s == best)
+    return PriorChoice(chosen, window, scores, with_history)

@@ -1,0 +1,111 @@
+"""The engagement prior in retrieval: the blended lists, and the weight chosen on the
+validation window."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from hir_sdk.errors import InputError
+from hir_sdk.evaluation.conversion_retrieval import (
+    EXACT,
+    EXACT_PRIOR,
+    FALLBACK,
+    TRENDING,
+    conversion_recall,
+    ranked_lists,
+)
+from hir_sdk.evaluation.prior_choice import (
+    PRIOR_WEIGHTS,
+    choose_blend_weight,
+    choose_prior_weight,
+)
+from hir_sdk.interests.hierarchy import snapshot_rows
+from hir_sdk.ranking.retrieval.engagement_prior import engagement_prior
+from tests.hir_sdk.interests.conftest import snapshot  # noqa: F401
+
+
+def _trained_before(snapshot, start):  # noqa: F811
+    """The snapshot as if its encoder had read nothing after `start` (the tiny run chose
+    its checkpoint on validation, so it read further)."""
+    meta = {**snapshot.meta, "as_of": start, "trained_until": start, "selected_until": None}
+    return dataclasses.replace(snapshot, meta=meta)
+
+
+def test_the_blended_lists_rank_embedding_score_plus_weighted_prior(tiny_graph, snapshot):  # noqa: F811
+    ranked = ranked_lists(tiny_graph, snapshot, top=20, exclude_seen=True, prior_weight=0.5)
+    z, rows = snapshot.embeddings(), snapshot_rows(snapshot, tiny_graph)
+    cutoff = tiny_graph.manifest.time.test_start
+    prior = engagement_prior(tiny_graph, ranked.ads, cutoff)
+    scores = z[rows[ranked.users]] @ z[rows[ranked.ads]].T
+    np.testing.assert_array_equal(ranked.lists[EXACT], ranked.rank(scores, 20))
+    blended = ranked.rank(scores + 0.5 * prior[None, :], 20)
+    np.testing.assert_array_equal(ranked.lists[EXACT_PRIOR], blended)
+    trending = ranked.rank(np.tile(prior, (len(ranked.users), 1)), 20)
+    np.testing.assert_array_equal(ranked.lists[TRENDING], trending)
+    assert FALLBACK not in ranked.lists  # the blend is the list for users without a history
+    for name, ids in ranked.lists.items():  # every list holds each ad at most once
+        for row in ids:
+            listed = row[row >= 0]
+            assert len(np.unique(listed)) == len(listed), name
+    # the index rows: their candidates re-scored by the blend, so ordered by it
+    position = {int(a): i for i, a in enumerate(ranked.ads)}
+    blend = scores + 0.5 * prior[None, :]
+    for name in (n for n in ranked.lists if n.startswith("BoM")):
+        for u, row in enumerate(ranked.lists[name]):
+            values = [blend[u, position[int(a)]] for a in row if a >= 0]
+            assert values == sorted(values, reverse=True) and len(values) > 0
+    # weight 0 is the plain embedding score: no blended row, the fallback as before
+    plain = ranked_lists(tiny_graph, snapshot, top=20, exclude_seen=True)
+    assert EXACT_PRIOR not in plain.lists
+    np.testing.assert_array_equal(plain.lists[EXACT], ranked.lists[EXACT])
+
+
+def test_a_large_weight_ranks_by_the_prior_alone(tiny_graph, snapshot):  # noqa: F811
+    result = conversion_recall(tiny_graph, snapshot, k_values=(5, 20), prior_weight=1e4)
+    assert result.recall[EXACT_PRIOR] == pytest.approx(result.recall[TRENDING])
+    assert "prior's weight is 10000" in "\n".join(result.render())
+
+
+def test_the_weight_is_the_best_on_the_validation_window(tiny_graph, snapshot):  # noqa: F811
+    start = tiny_graph.manifest.time.validation_start
+    early = _trained_before(snapshot, start)
+    choice = choose_prior_weight(tiny_graph, early, k_values=(5, 20))
+    assert list(choice.scores) == sorted(PRIOR_WEIGHTS) and choice.weight in PRIOR_WEIGHTS
+    for weight, score in choice.scores.items():  # each score is that weight's recall
+        result = conversion_recall(
+            tiny_graph, early, k_values=(5, 20), window="validation", prior_weight=weight
+        )
+        recall = result.with_history if choice.with_history else result.recall
+        assert score == pytest.approx(np.mean(recall[EXACT_PRIOR if weight else EXACT]))
+    best = max(choice.scores.values())
+    assert choice.scores[choice.weight] == best
+    assert all(w >= choice.weight for w, s in choice.scores.items() if s == best)
+    assert "chosen on the validation window" in choice.render()
+
+
+def test_a_snapshot_whose_encoder_read_the_window_is_refused(tiny_graph, snapshot):  # noqa: F811
+    # the tiny run chose its checkpoint on the validation window
+    with pytest.raises(InputError, match="read data after the validation start"):
+        choose_prior_weight(tiny_graph, snapshot)
+
+
+def test_a_score_matrix_gets_the_weight_by_the_same_rule(tiny_graph, snapshot):  # noqa: F811
+    start = tiny_graph.manifest.time.validation_start
+    early = _trained_before(snapshot, start)
+    ranked = ranked_lists(tiny_graph, early, top=20, window="validation")
+    z, rows = early.embeddings(), snapshot_rows(early, tiny_graph)
+    scores = z[rows[ranked.users]] @ z[rows[ranked.ads]].T
+    prior = engagement_prior(tiny_graph, ranked.ads, start)
+    by_matrix = choose_blend_weight(ranked, scores, prior, k_values=(5, 20))
+    by_snapshot = choose_prior_weight(tiny_graph, early, k_values=(5, 20))
+    assert by_matrix.scores == pytest.approx(by_snapshot.scores)
+    assert by_matrix.weight == by_snapshot.weight
+    # scores that put each user's own conversions first need no prior
+    truth = {(int(u), int(a)) for u, a in ranked.truth.iter_rows()}
+    perfect = np.array(
+        [[float((int(u), int(a)) in truth) for a in ranked.ads] for u in ranked.users]
+    )
+    assert choose_blend_weight(ranked, perfect * 100, prior, k_values=(5, 20)).weight == 0.0
