@@ -37,7 +37,6 @@ from hir_sdk.pipeline import (
     STAGE_SHARES,
     JobSettings,
     Progress,
-    encoder_settings,
     run_job,
 )
 from hir_sdk.schema.dataset import CONTENT_FILE
@@ -102,8 +101,10 @@ def job_settings(
 ) -> JobSettings:
     """The job's settings from the command line (checked before any work): `args.steps`
     or `steps`, and the encoder's settings from `--config` over `encoder_defaults`."""
-    return JobSettings(
-        encoder=encoder_settings(args.config, has_content, encoder_defaults),
+    return JobSettings.with_encoder(
+        args.config,
+        has_content,
+        encoder_defaults,
         seed=args.seed,
         steps=args.steps or steps,
         refresh_steps=args.refresh_steps,

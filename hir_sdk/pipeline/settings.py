@@ -108,9 +108,32 @@ class JobSettings:
         content table, and `config` (a `hir fit` TOML file) over the encoder's defaults."""
         from hir_sdk.schema.dataset import CONTENT_FILE
 
-        has_content = (Path(data) / CONTENT_FILE).exists()
+        return cls.with_encoder(
+            config,
+            (Path(data) / CONTENT_FILE).exists(),
+            seed=seed,
+            steps=steps,
+            refresh_steps=refresh_steps,
+            bootstrap=bootstrap,
+        )
+
+    @classmethod
+    def with_encoder(
+        cls,
+        config: str | Path | None,
+        has_content: bool,
+        encoder_defaults: TrainConfig | None = None,
+        *,
+        seed: int = 0,
+        steps: int = DEFAULT_STEPS,
+        refresh_steps: int | None = None,
+        bootstrap: int = 200,
+    ) -> JobSettings:
+        """The settings with the encoder's from `config` over `encoder_defaults` (see
+        `encoder_settings`), for a caller that knows whether the data has content before
+        the data exists (`hir demo` writes its world after checking its options)."""
         return cls(
-            encoder=encoder_settings(config, has_content),
+            encoder=encoder_settings(config, has_content, encoder_defaults),
             seed=seed,
             steps=steps,
             refresh_steps=refresh_steps,

@@ -32,6 +32,11 @@ def test_content_follows_the_data_and_the_config_file(tiny_world, tmp_path):
     settings = JobSettings.for_data(tiny_world, config, seed=3, steps=30)
     assert settings.encoder.use_content and settings.encoder.optim.lr == 0.001
     assert settings.encoder == encoder_settings(config, has_content=True)
+    # the same settings from the content flag alone (hir demo knows it before the data)
+    assert JobSettings.with_encoder(config, True, seed=3, steps=30) == settings
+    defaults = TrainConfig(batch_size=32)
+    quick = JobSettings.with_encoder(None, False, defaults, steps=9, refresh_steps=0)
+    assert quick.encoder == encoder_settings(None, False, defaults) and quick.refresh == 0
 
 
 def test_a_config_file_changes_only_what_it_sets_of_the_defaults(tmp_path):
