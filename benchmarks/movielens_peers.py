@@ -3,7 +3,7 @@ their own packages, on the same time split, the same candidates and the same met
 
     pip install -r benchmarks/requirements-peers.txt   # the peers (not SDK dependencies)
     pip install --no-deps recbole==1.2.0
-    python benchmarks/movielens_peers.py [--steps 300] [--peers-only | --hir-run RUN]
+    python benchmarks/movielens_peers.py [--steps 300] [--peers-only | --hir-run RUN ...]
         [--recbole LightGCN,SASRec,KGIN] [--max-epochs 300] [--record FILE]
 
 - data: MovieLens-100K with its knowledge graph from the installed recbole files
@@ -13,8 +13,8 @@ their own packages, on the same time split, the same candidates and the same met
   user rated before it (the same for every method; `peers/protocol.py`);
 - HIR (unless `--peers-only`): the encoder `hir demo --dataset movielens-100k
   --refresh-steps 0` trains (the first half of the training window, with the movies'
-  titles and genres as content and the knowledge graph as structure), or the run given by
-  `--hir-run`, embedded as of the test start; ranked by exact k-NN, and by the BoM
+  titles and genres as content and the knowledge graph as structure), or the runs given
+  by `--hir-run` (as `hir run` writes them), embedded as of the test start; ranked by exact k-NN, and by the BoM
   inverted index (plain and multi-probe, re-scored);
 - the multi-stage ranker (offline user model + online target-aware ranker, HIR features,
   fitted on the ratings after the encoder's window, selected on the validation window)
@@ -24,6 +24,12 @@ their own packages, on the same time split, the same candidates and the same met
   (`peers/implicit_models.py`); RecBole's LightGCN (graph), SASRec (sequence) and KGIN
   (knowledge graph: the same Freebase links), each epoch count chosen on the validation
   window and refit (`peers/recbole_models.py`); and the popularity list;
+- the engagement prior (`hir_sdk.ranking.retrieval.engagement_prior`): HIR's exact k-NN
+  and each `implicit` peer also ranked by its score plus a weight times the prior, the
+  weight chosen on the validation window by the same rule (HIR from its snapshot as of
+  the validation start, so `--hir-run` takes every refresh run; the peers refit on the
+  ratings before it; `hir_sdk.evaluation.prior_choice`); the popularity list also by the
+  prior alone (time-decayed);
 - recall@K and NDCG@K averaged over query users (`hir_sdk.evaluation.metrics`).
 """
 
@@ -305,13 +311,11 @@ def main() -> int:
     )
     relevant = queries.relevant()
     header = " | ".join(f"recall@{k} | NDCG@{k}" for k in K_VALUES)
-    hir_part = (
-        "no HIR"
-        if args.peers_only
-        else (f"HIR run {args.hir_run}" if args.hir_run else f"{args.steps} encoder steps")
-    )
-    flags = (" --peers-only" if args.peers_only else "") + (
-        f" --hir-run {args.hir_run}" if args.hir_run else ""
+    hir_part = "no HIR" if args.peers_only else f"{args.steps} encoder steps"
+    if args.hir_run:
+        hir_part = f"HIR runs {', '.join(args.hir_run)}"
+    flags = (" --peers-only" if args.peers_only else "") + "".join(
+        f" --hir-run {run}" for run in args.hir_run
     )
     if args.recbole != ",".join(RECBOLE_PEERS):
         flags += f" --recbole '{args.recbole}'"
