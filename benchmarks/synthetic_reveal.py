@@ -4,18 +4,20 @@ user-bootstrap 95% interval) as the entity text reveals all, half or none of the
 interest (`content_reveal` 1, 0.5, 0), and with interest drift on top of a text that
 reveals nothing (`interest_drift`).
 
-    nice .venv/bin/python benchmarks/synthetic_reveal.py \\
-        --users 5000 --advertisers 250 --record benchmarks/results/synthetic_reveal.md
+    python benchmarks/synthetic_reveal.py [--scale quick] [--settings ...] [--seed 0]
+        [--record benchmarks/results/synthetic_reveal.md]
 
-`--scale small` (without `--users` / `--advertisers`) runs the full `small` world
-(about 20 minutes per setting on an idle 2-core machine). Protocol per setting, as
-`benchmarks/ab_hir.py` runs it: synthesize the world (`--seed`), train one encoder with
-the content term on the first half of the training window (`--steps`, batch 64, the
-training defaults otherwise), embed users and ads at the encoder's end, the validation
-start and the test start, and run the A/B on the test window with each XGBoost arm tuned
-on validation. Only the HIR arm reads the text; the XGBoost baseline never does. Each
-row also says how often the text's most-mentioned leaf is the entity's own (the
-leaf-from-text accuracy), so a reader sees how much the text gave away.
+Each setting is the main job as `hir run` runs it (`hir_sdk.pipeline.run_job`): the
+world synthesized with the setting's knobs (`--seed`), the encoder trained on the first
+half of the training window and refreshed at the validation and test starts, the
+objectives chosen by `objectives = "auto"` (the engagement settings where the text
+disagrees with engagement), three full snapshots plus creation and arrival snapshots,
+retrieval, and the A/B on the test window with each XGBoost arm tuned on validation.
+`--scale quick` uses `hir demo`'s quick preset (its steps and encoder); other scales
+`hir run`'s defaults. Only the HIR arm reads the text; the XGBoost baseline never does.
+Each row also says how often the text's most-mentioned leaf is the entity's own (the
+leaf-from-text accuracy), which objectives the automatic choice took, and the exact
+k-NN retrieval recall@100 of users with a history.
 """
 
 from __future__ import annotations
@@ -31,14 +33,12 @@ import polars as pl
 from publish import publish
 
 from hir_sdk.cli.bounded_int import at_least
-from hir_sdk.evaluation.pipeline import ABConfig, run_ab_on_graph
-from hir_sdk.graph import build_graph_from_dir
-from hir_sdk.ranking.hir_snapshots import build_hir_lookup
-from hir_sdk.synth import SCALES, TRUTH_DIR, SynthConfig, generate_world, write_world
+from hir_sdk.cli.demo import QUICK, QUICK_STEPS, quick_encoder
+from hir_sdk.evaluation.conversion_retrieval import EXACT
+from hir_sdk.pipeline import JobSettings, run_job
+from hir_sdk.synth import SCALES, TRUTH_DIR, generate_world, write_world
 from hir_sdk.synth.taxonomy import N_LEAVES, leaf_at
-from hir_sdk.training import TrainConfig
-from hir_sdk.training.as_of import training_midpoint
-from hir_sdk.training.refresh_chain import refresh_ends, train_refreshed
+from hir_sdk.training.config import load_config
 
 # name -> (content_reveal, interest_drift)
 SETTINGS = {
@@ -60,31 +60,24 @@ def leaf_from_text_accuracy(data: Path) -> float:
     return float((hits.argmax(axis=1) == rows["leaf"].to_numpy()).mean())
 
 
-def run_setting(cfg: SynthConfig, work: Path, args: argparse.Namespace) -> dict:
+def run_setting(cfg, work: Path, settings: JobSettings, seed: int) -> dict:
     started = time.perf_counter()
-    write_world(generate_world(cfg, seed=args.seed), work / "data")
-    graph = build_graph_from_dir(work / "data")
-    ends = refresh_ends(graph.manifest.time, training_midpoint(graph.manifest.time), False)
-    every = min(100, args.steps)
-    first = TrainConfig(
-        steps=args.steps, batch_size=64, eval_every=every, checkpoint_every=every, use_content=True
-    )
-    runs = train_refreshed(work / "data", work, first, ends)
-    hir = build_hir_lookup(runs, work / "data", graph)
-    run = run_ab_on_graph(
-        graph,
-        ABConfig(treatment="xgboost+hir", control="xgboost", n_bootstrap=args.bootstrap),
-        truth=work / "data" / TRUTH_DIR,
-        hir=hir,
-    )
+    data = write_world(generate_world(cfg, seed=seed), work / "data")
+    out = work / "job"
+    out.mkdir(parents=True)
+    result = run_job(data, out, settings, truth=data / TRUTH_DIR)
+    recall = result.recall
+    warm = recall.with_history or recall.recall
     return {
-        "ab": run.report.ab,
-        "text": leaf_from_text_accuracy(work / "data"),
+        "ab": result.ab.report.ab,
+        "text": leaf_from_text_accuracy(data),
+        "objectives": load_config(result.runs[0] / "config.toml").objectives,
+        "recall": warm[EXACT][-1],
         "seconds": time.perf_counter() - started,
     }
 
 
-def _row(name: str, cfg: SynthConfig, result: dict) -> str:
+def _row(name: str, cfg, result: dict) -> str:
     ab = result["ab"]
     ne, auc = ab.metric("ne"), ab.metric("auc")
     d, a = ne.delta, auc.delta
@@ -92,58 +85,59 @@ def _row(name: str, cfg: SynthConfig, result: dict) -> str:
     auc_mark = " (significant)" if a.excludes_zero() else ""
     return (
         f"| {name} | {cfg.content_reveal:g} | {cfg.interest_drift:g} | {result['text']:.2f} | "
-        f"{ab.examples:,} / {ab.positives:,} | {ne.control:.4f} | {ne.treatment:.4f} | "
-        f"{d.estimate:+.4f} [{d.low:+.4f}, {d.high:+.4f}]{mark} | {100 * ne.relative:+.2f}% | "
-        f"{a.estimate:+.4f} [{a.low:+.4f}, {a.high:+.4f}]{auc_mark} | "
-        f"{result['seconds']:.0f} |"
+        f"{result['objectives']} | {ab.examples:,} / {ab.positives:,} | {ne.control:.4f} | "
+        f"{ne.treatment:.4f} | {d.estimate:+.4f} [{d.low:+.4f}, {d.high:+.4f}]{mark} | "
+        f"{100 * ne.relative:+.2f}% | {a.estimate:+.4f} [{a.low:+.4f}, {a.high:+.4f}]"
+        f"{auc_mark} | {result['recall']:.3f} | {result['seconds']:.0f} |"
     )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scale", default="tiny", choices=sorted(SCALES))
-    parser.add_argument("--users", type=at_least(1), default=None, help="override the scale's")
-    parser.add_argument("--advertisers", type=at_least(1), default=None)
+    parser.add_argument("--scale", default=QUICK, choices=sorted(SCALES))
     parser.add_argument("--settings", nargs="+", choices=sorted(SETTINGS), default=list(SETTINGS))
-    parser.add_argument("--steps", type=at_least(1), default=300)
-    parser.add_argument("--seed", type=int, default=0, help="the synthetic worlds' seed")
+    parser.add_argument("--seed", type=int, default=0, help="the worlds' and the job's seed")
     parser.add_argument("--bootstrap", type=at_least(1), default=200)
     parser.add_argument("--out", type=Path, default=None, help="keep the work folders here")
     parser.add_argument("--record", default=None)
     args = parser.parse_args()
-    base = SCALES[args.scale]
-    base = dataclasses.replace(
-        base,
-        n_users=args.users or base.n_users,
-        n_advertisers=args.advertisers or base.n_advertisers,
+    quick = args.scale == QUICK
+    settings = JobSettings.with_encoder(
+        None,
+        True,
+        quick_encoder() if quick else None,
+        seed=args.seed,
+        steps=QUICK_STEPS if quick else 300,
+        bootstrap=args.bootstrap,
     )
     work = args.out or Path(tempfile.mkdtemp(prefix="hir_reveal_"))
     rows = []
     for name in args.settings:
         reveal, drift = SETTINGS[name]
-        cfg = dataclasses.replace(base, content_reveal=reveal, interest_drift=drift)
-        result = run_setting(cfg, work / name, args)
+        cfg = dataclasses.replace(SCALES[args.scale], content_reveal=reveal, interest_drift=drift)
+        result = run_setting(cfg, work / name, settings, args.seed)
         rows.append(_row(name, cfg, result))
         print(rows[-1], flush=True)
     command = (
         f"python benchmarks/synthetic_reveal.py --scale {args.scale}"
-        + (f" --users {args.users}" if args.users else "")
-        + (f" --advertisers {args.advertisers}" if args.advertisers else "")
-        + f" --settings {' '.join(args.settings)} --steps {args.steps}"
+        f" --settings {' '.join(args.settings)}"
         + (f" --seed {args.seed}" if args.seed else "")
         + f" --bootstrap {args.bootstrap}"
     )
+    base = SCALES[args.scale]
     lines = [
         f"## XGBoost + HIR vs XGBoost as the text reveals less (`{args.scale}` world, "
         f"{base.n_users:,} users, {base.n_advertisers:,} advertisers)",
         "",
-        f"`{command}` (one encoder, {args.steps} steps with the content term; each XGBoost "
-        "arm tuned on validation; 2-core CPU shared with other jobs).",
+        f"`{command}` (`hir run`'s job, {settings.steps} encoder steps and refreshes of "
+        f"{settings.refresh}; objectives chosen automatically; each XGBoost arm tuned on "
+        "validation).",
         "",
-        "| setting | content reveal | interest drift | leaf-from-text accuracy | test examples "
-        "/ conversions | NE xgboost | NE xgboost+hir | NE delta [95% CI] | relative | "
-        "ROC-AUC delta [95% CI] | seconds |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| setting | content reveal | interest drift | leaf-from-text accuracy | objectives "
+        "| test examples / conversions | NE xgboost | NE xgboost+hir | NE delta [95% CI] | "
+        "relative | ROC-AUC delta [95% CI] | k-NN recall@100, users with a history | "
+        "seconds |",
+        "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         *rows,
         "",
     ]
