@@ -14,8 +14,8 @@ their own packages, on the same time split, the same candidates and the same met
 - HIR (unless `--peers-only`): the encoder `hir demo --dataset movielens-100k
   --refresh-steps 0` trains (the first half of the training window, with the movies'
   titles and genres as content and the knowledge graph as structure), or the runs given
-  by `--hir-run` (as `hir run` writes them), embedded as of the test start; ranked by exact k-NN, and by the BoM
-  inverted index (plain and multi-probe, re-scored);
+  by `--hir-run` (as `hir run` writes them), embedded as of the test start; ranked by
+  exact k-NN, and by the BoM inverted index (plain and multi-probe, re-scored);
 - the multi-stage ranker (offline user model + online target-aware ranker, HIR features,
   fitted on the ratings after the encoder's window, selected on the validation window)
   re-ranking the exact k-NN top 100 by its calibrated like probability at the test start

@@ -15,10 +15,11 @@ prior     with `prior_weight` > 0: exact k-NN of the embedding score plus that w
           the same blend
 popular   the ads most engaged with (any edge into them) before the test start, one list
 trending  the same ranked by the engagement prior alone (the time-decayed engagement)
-fallback  where some users have no history (no edge of their own before the test start):
-          exact k-NN (with the prior where its weight is > 0) for users with one, the
-          popular list for those without (their embedding holds none of their engagement
-          yet, only what the encoder makes of their attributes and an empty neighbourhood)
+fallback  without the prior, where some users have no history (no edge of their own
+          before the test start): exact k-NN for users with one, the popular list for
+          those without (their embedding holds none of their engagement yet, only what the
+          encoder makes of their attributes and an empty neighbourhood); with the prior,
+          the blend gives them the prior's list and there is no separate fallback
 recall@K  share of truth pairs whose ad is in the user's top K, over all pairs and
           separately over the pairs of users with and without a history
 ```
@@ -251,7 +252,20 @@ def _rescored(
     candidates: np.ndarray, zq: np.ndarray, za: np.ndarray, ad_nodes: np.ndarray
 ) -> np.ndarray:
     """(U, C) ad node ids (-1 pads, repeats allowed) ordered by `zq[u] . za[ad]`, each ad
-    once, best first (ties: lower node id); -1 pads the end."""
+    once, best first (ties: lower node id); -1 pads the end. Chunks of users bound the
+    gathered (chunk, C, D) embeddings."""
+    chunk = 1024
+    return np.concatenate(
+        [
+            _rescored_chunk(candidates[i : i + chunk], zq[i : i + chunk], za, ad_nodes)
+            for i in range(0, len(candidates), chunk)
+        ]
+    )
+
+
+def _rescored_chunk(
+    candidates: np.ndarray, zq: np.ndarray, za: np.ndarray, ad_nodes: np.ndarray
+) -> np.ndarray:
     order = np.argsort(ad_nodes)
     rows = order[np.searchsorted(ad_nodes, candidates, sorter=order).clip(0, len(ad_nodes) - 1)]
     valid = candidates >= 0
