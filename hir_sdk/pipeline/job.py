@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from hir_sdk.ranking.hir_lookup import HirLookup
 
 JOB_FILE = "job.toml"
+RETRIEVAL_FILE = "retrieval.json"
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,25 @@ class JobResult:
 
 def _quiet(_: str) -> None:
     pass
+
+
+def retrieval_record(recall: ConversionRecall, prior: PriorChoice | None) -> str:
+    """`OUT/retrieval.json`: the retrieval table's figures and the engagement prior's
+    weight with the validation scores it was chosen by (null without a choice), for
+    whoever serves the lists or compares runs."""
+    import dataclasses
+    import json
+
+    record = dataclasses.asdict(recall)
+    record["prior_choice"] = None
+    if prior is not None:
+        record["prior_choice"] = {
+            "weight": prior.weight,
+            "window": prior.window,
+            "over_users_with_a_history": prior.with_history,
+            "scores": [{"weight": w, "mean_recall": s} for w, s in prior.scores.items()],
+        }
+    return json.dumps(record, indent=2) + "\n"
 
 
 def run_job(
@@ -121,6 +141,7 @@ def run_job(
     prior = choose_prior_weight(graph, earlier[-1], exclude_seen=exclude_seen) if earlier else None
     weight = prior.weight if prior else 0.0
     recall = conversion_recall(graph, latest, exclude_seen=exclude_seen, prior_weight=weight)
+    (out / RETRIEVAL_FILE).write_text(retrieval_record(recall, prior))
     progress(
         "retrieval of the ads users convert on: BoM index, exact k-NN, popularity"
         + (" (what a user had before is left out)" if exclude_seen else "")

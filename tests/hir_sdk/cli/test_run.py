@@ -86,7 +86,16 @@ def test_run_on_a_dataset_without_content(tiny_world, tmp_path, capsys):
     assert job["encoder"]["model"]["dim"] == 32 and not job["encoder"]["use_content"]
     assert marker_kind(out) == "job" and marker_kind(out / "ab") == "report"
     written = {p.name for p in out.iterdir() if not p.name.startswith(".")}
-    assert written == {"ab", "embeddings", "graph", "job.toml", "onnx", *RUNS}  # no data copy
+    assert written == {"ab", "embeddings", "graph", "job.toml", "onnx", "retrieval.json", *RUNS}
+    # the retrieval figures and the prior's choice, as printed
+    retrieval = json.loads((out / "retrieval.json").read_text())
+    chosen = retrieval["prior_choice"]
+    assert retrieval["prior_weight"] == chosen["weight"] and chosen["window"] == "validation"
+    assert f"engagement prior weight {chosen['weight']:g}, chosen" in printed
+    assert [row["weight"] for row in chosen["scores"]][0] == 0.0
+    assert retrieval["k_values"] == [20, 100] and retrieval["pairs"] > 0
+    exact = retrieval["recall"]["exact k-NN on embeddings"]
+    assert len(exact) == 2 and 0 <= exact[0] <= exact[1] <= 1
     assert (out / "ab" / "report.html").exists()
     assert sorted(p.name for p in (out / "onnx").glob("*.onnx")) == [
         "encoder.onnx",
