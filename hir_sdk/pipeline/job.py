@@ -43,7 +43,8 @@ class JobResult:
     runs: list[Path]
     hir: HirLookup
     recall: ConversionRecall
-    prior: PriorChoice | None  # None: no snapshot before the validation window to choose on
+    # None: no snapshot before the validation window, or no conversion in it, to choose on
+    prior: PriorChoice | None
     ab: ABRun
     exported: ExportResult
 
@@ -87,11 +88,10 @@ def run_job(
 
     from hir_sdk.evaluation.conversion_retrieval import conversion_recall, repeats_conversions
     from hir_sdk.evaluation.pipeline import run_ab_on_graph, write_report
-    from hir_sdk.evaluation.prior_choice import choose_prior_weight
+    from hir_sdk.evaluation.prior_choice import prior_from_snapshots
     from hir_sdk.export import export_run
     from hir_sdk.graph import build_graph_from_dir, save_graph
     from hir_sdk.interests import write_embeddings
-    from hir_sdk.ranking.hir_lookup import read_until
     from hir_sdk.ranking.hir_snapshots import build_hir_lookup
     from hir_sdk.training.as_of import training_midpoint
     from hir_sdk.training.refresh_chain import refresh_ends, train_refreshed
@@ -134,11 +134,7 @@ def run_job(
     # where no user converts twice on one ad (ratings: one per movie), what a user already
     # had is left out of their lists; in ads logs users do convert again
     exclude_seen = not repeats_conversions(graph)
-    # the prior's weight from the newest snapshot whose encoder read nothing of the
-    # validation window
-    start = t.validation_start
-    earlier = [s for s in hir.full_snapshots if max(s.as_of, read_until(s.meta)) <= start]
-    prior = choose_prior_weight(graph, earlier[-1], exclude_seen=exclude_seen) if earlier else None
+    prior = prior_from_snapshots(graph, hir.full_snapshots, exclude_seen=exclude_seen)
     weight = prior.weight if prior else 0.0
     recall = conversion_recall(graph, latest, exclude_seen=exclude_seen, prior_weight=weight)
     (out / RETRIEVAL_FILE).write_text(retrieval_record(recall, prior))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import polars as pl
 import pytest
 
 from hir_sdk.errors import InputError
@@ -21,6 +22,7 @@ from hir_sdk.evaluation.prior_choice import (
     PRIOR_WEIGHTS,
     choose_blend_weight,
     choose_prior_weight,
+    prior_from_snapshots,
 )
 from hir_sdk.interests.hierarchy import snapshot_rows
 from hir_sdk.ranking.retrieval.engagement_prior import engagement_prior
@@ -109,3 +111,19 @@ def test_a_score_matrix_gets_the_weight_by_the_same_rule(tiny_graph, snapshot): 
         [[float((int(u), int(a)) in truth) for a in ranked.ads] for u in ranked.users]
     )
     assert choose_blend_weight(ranked, perfect * 100, prior, k_values=(5, 20)).weight == 0.0
+
+
+def test_the_job_chooses_from_the_newest_snapshot_that_read_nothing_of_the_window(
+    tiny_graph,
+    snapshot,  # noqa: F811
+):
+    start = tiny_graph.manifest.time.validation_start
+    early = _trained_before(snapshot, start)
+    # the tiny run's own snapshot read the validation window: nothing to choose on
+    assert prior_from_snapshots(tiny_graph, [snapshot]) is None
+    chosen = prior_from_snapshots(tiny_graph, [early, snapshot])
+    assert chosen is not None
+    assert chosen.scores == choose_prior_weight(tiny_graph, early).scores
+    # a snapshot without the window's converting users: no conversion to choose on
+    ads_only = dataclasses.replace(early, table=early.table.filter(pl.col("node_type") == "ad"))
+    assert prior_from_snapshots(tiny_graph, [ads_only]) is None
