@@ -6,10 +6,11 @@ of ratings rewards it, a log of niche conversions may not), so no default suits 
 data set. `choose_prior_weight` ranks the validation window's conversions from a snapshot
 as of the validation start with each weight of a grid (0, the plain embedding score,
 included) and keeps the one with the best mean recall over the K values, among the pairs
-of users with a history before the window (where there are some: the prior does not
-change what users without one get); ties go to the smaller weight. Nothing of the test
-window is read. `choose_blend_weight` does the same for a model that has no snapshot
-(a peer's (users, ads) score matrix), so a comparison can give every model the prior.
+of users with a history before the window where there are some (their lists are the
+ones the embedding still shapes: a user without one gets about the prior's list at any
+weight above 0); ties go to the smaller weight. Nothing of the test window is read.
+`choose_blend_weight` does the same for a model that has no snapshot (a peer's (users,
+ads) score matrix), so a comparison can give every model the prior.
 """
 
 from __future__ import annotations
