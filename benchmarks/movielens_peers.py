@@ -139,6 +139,8 @@ def hir_lists(
     hir = build_hir_lookup(runs, data, graph, seed=args.seed)
     start = graph.manifest.time.validation_start
     before = [s for s in hir.full_snapshots if s.as_of <= start]
+    if not before:
+        raise InputError("no HIR snapshot as of the validation start or earlier to choose on")
     choice = choose_prior_weight(graph, before[-1], exclude_seen=True, weights=BLEND_WEIGHTS)
     choices["HIR"] = choice
     ranked = ranked_lists(
