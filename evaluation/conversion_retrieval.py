@@ -47,6 +47,8 @@ from hir_sdk.interests import EntityEmbeddings
 from hir_sdk.interests.hierarchy import snapshot_nodes, snapshot_rows
 from hir_sdk.ranking.retrieval import InvertedIndex, TokenBags, exact_knn, probe_weights
 from hir_sdk.ranking.retrieval.engagement_prior import engagement_prior, with_prior
+from hir_sdk.ranking.retrieval.ordered_topk import PAD_KEY, decode_rows, encode_keys, ordered_topk
+from hir_sdk.ranking.retrieval.rescoring import exact_ip
 
 K_VALUES = (20, 100)
 PROBES = 16
@@ -266,18 +268,16 @@ def _rescored(
 def _rescored_chunk(
     candidates: np.ndarray, zq: np.ndarray, za: np.ndarray, ad_nodes: np.ndarray
 ) -> np.ndarray:
+    """The index's own ordering (`ranking.retrieval.rescoring`): exact inner products packed
+    with the node id into keys (score desc, id asc), a repeated candidate giving an equal
+    key next to its twin."""
     order = np.argsort(ad_nodes)
     rows = order[np.searchsorted(ad_nodes, candidates, sorter=order).clip(0, len(ad_nodes) - 1)]
-    valid = candidates >= 0
-    scores = np.where(valid, np.einsum("ud,ucd->uc", zq, za[rows]), -np.inf)
-    ranked = np.lexsort((candidates, -scores), axis=1)
-    ids, scores = (np.take_along_axis(a, ranked, axis=1) for a in (candidates, scores))
-    repeat = np.zeros_like(valid)
-    repeat[:, 1:] = ids[:, 1:] == ids[:, :-1]  # equal ids have equal scores: adjacent
-    keep = (scores > -np.inf) & ~repeat
-    first = np.argsort(~keep, axis=1, kind="stable")  # the kept ones first, in order
-    kept, ids = (np.take_along_axis(a, first, axis=1) for a in (keep, ids))
-    return np.where(kept, ids, -1)
+    ip = exact_ip(za[rows], zq[:, None, :])
+    keys = np.where(candidates >= 0, encode_keys(ip, candidates), PAD_KEY)
+    keys = ordered_topk(keys, keys.shape[1])
+    keys[:, 1:][keys[:, 1:] == keys[:, :-1]] = PAD_KEY  # each ad once
+    return decode_rows(ordered_topk(keys, keys.shape[1]))
 
 
 def users_with_history(graph: TemporalGraph, users: np.ndarray, cutoff: int) -> np.ndarray:
