@@ -55,9 +55,11 @@ from hir_sdk.ranking.hir_snapshots import build_hir_lookup
 from hir_sdk.schema.manifest import DAY, iso_time
 from hir_sdk.synth import write_world
 from hir_sdk.training.as_of import training_midpoint
+from hir_sdk.training.collaborative_targets import collaborative_targets
+from hir_sdk.training.config import CollaborativeConfig
 from hir_sdk.training.refresh_chain import refresh_ends
 
-PEERS = ("BPR", "ALS", "LightGCN")
+PEERS = ("BPR", "ALS", "LightGCN", "SVD")
 WEEK = 7 * DAY
 
 
@@ -104,6 +106,23 @@ def implicit_fit(name: str, graph: TemporalGraph, cutoff: int, *, seed: int) -> 
         model.fit(matrix, show_progress=False)
     u, v = np.asarray(model.user_factors), np.asarray(model.item_factors)
     return PeerEmbeddings(f"implicit {name}", users, u, ads, v, cutoff)
+
+
+def svd_fit(graph: TemporalGraph, cutoff: int, *, seed: int) -> PeerEmbeddings:
+    """The encoder's own collaborative targets as of `cutoff` as a peer: each movie its
+    row of `collaborative_targets` (the default `[collaborative]` settings: the rank-64
+    SVD of who rated what), each user the sum of the rows of the movies they rated. How
+    good an embedding the target is, next to how much of it the encoder keeps."""
+    settings = CollaborativeConfig()
+    targets = collaborative_targets(
+        graph, as_of=cutoff, roles=settings.roles, dim=settings.dim, seed=seed
+    )
+    users, ads, matrix = rated_before(graph, cutoff)
+    if targets is None or (targets.row_of[ads] < 0).any():
+        raise RuntimeError(f"the collaborative targets as of {iso_time(cutoff)} miss movies")
+    ad_vectors = targets.vectors[targets.row_of[ads]]
+    user_vectors = (matrix > 0).astype(np.float32) @ ad_vectors
+    return PeerEmbeddings("co-rating SVD", users, user_vectors, ads, ad_vectors, cutoff)
 
 
 def lightgcn_fit(
@@ -246,6 +265,7 @@ def lookups_for(peers: list[str], graph, data: Path, tmp: Path, args, timings) -
         "LightGCN": lambda c: lightgcn_fit(
             graph, c, tmp / "recbole", epochs=args.lightgcn_epochs, seed=args.seed
         ),
+        "SVD": lambda c: svd_fit(graph, c, seed=args.seed),
     }
     lookups: dict[str, HirLookup] = {}
     for peer in peers:
@@ -283,7 +303,12 @@ def render(runs: dict[str, ABRun], masks: dict, lookups: dict, args, timings) ->
         "NE delta on those [95% CI] |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    labels = {"BPR": "implicit BPR", "ALS": "implicit ALS", "LightGCN": "RecBole LightGCN"}
+    labels = {
+        "BPR": "implicit BPR",
+        "ALS": "implicit ALS",
+        "LightGCN": "RecBole LightGCN",
+        "SVD": "co-rating SVD (HIR's collaborative target)",
+    }
     for name, run in runs.items():
         lines.append(ab_row(labels.get(name, name), run, masks[name], args))
     lines += ["", "Columns and XGBoost configuration each treatment chose on validation:", ""]
