@@ -82,6 +82,9 @@ class ABConfig:
     # with several runs, which encoder's space each snapshot is in (hir_snapshots.Refresh)
     refresh: str = DEFAULT_REFRESH.value
     multistage: MultiStageConfig = field(default_factory=MultiStageConfig)
+    # xgboost+multistage: the oldest share of the training examples that fit the
+    # multi-stage ranker whose probability is XGBoost's extra column
+    stack_share: float = 0.5
 
     def __post_init__(self) -> None:
         for role in (self.control, self.treatment):
@@ -96,6 +99,8 @@ class ABConfig:
                 f"the number of bootstrap resamples must be between 1 and {MAX_BOOTSTRAP:,} "
                 f"(intervals stop changing long before), got {self.n_bootstrap:,}"
             )
+        if not 0 < self.stack_share < 1:
+            raise InputError(f"stack_share must be between 0 and 1, got {self.stack_share}")
         if not 0 < self.confidence < 1:
             raise InputError(f"confidence must be between 0 and 1, got {self.confidence}")
         if self.attribution_days is not None:

@@ -21,11 +21,19 @@ Built in:
   validation (`ABConfig.tune`) or fixed (`ABConfig.xgboost`);
 - `popularity`: the owner's as-of smoothed conversion rate, rescaled (the floor);
 - `xgboost+hir`: the same XGBoost with HIR feature columns (needs HIR);
-- `multistage`: the multi-stage sequence ranker (needs HIR).
+- `multistage`: the multi-stage sequence ranker (needs HIR);
+- `xgboost+multistage`: XGBoost with the multi-stage ranker's probability as one more
+  column (needs HIR), the way a new model often ships first: as a feature of the ranker
+  in production. The multi-stage ranker fits on the oldest `ABConfig.stack_share` of the
+  training examples and chooses its epoch and calibration on the rest of them; its
+  column is missing on the oldest (it would be an in-sample score there) and, on every
+  later example, comes from that one model. XGBoost fits on all training examples and
+  makes its own choices on the validation window, which the first stage never read.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -43,6 +51,7 @@ from hir_sdk.ranking.hir_features import HirFeatures, similarity_columns
 from hir_sdk.ranking.ranker import Ranker, RankingData, SavableRanker
 from hir_sdk.ranking.sequence.examples import RankingExamples
 from hir_sdk.ranking.xgboost_search import XGBoostSearch, search_xgboost
+from hir_sdk.schema.manifest import iso_time
 
 if TYPE_CHECKING:
     from hir_sdk.evaluation.pipeline import ABConfig
@@ -284,9 +293,89 @@ class MultiStageArm:
         )
 
 
+class StackedArm(XGBoostArm):
+    """XGBoost on the as-of features plus the multi-stage ranker's probability
+    (`xgboost+multistage`, see the module)."""
+
+    SCORE = "multistage_p"
+    FILE = "stack.json"
+
+    def __init__(self, config: ABConfig) -> None:
+        super().__init__(config, name="xgboost+multistage")
+        self.share = config.stack_share
+        self.first = MultiStageArm(config)
+        self.split: int | None = None  # training examples before it fit the first stage
+
+    def _features(self, data: RankingData, window: str) -> pl.DataFrame:
+        if self.split is None:
+            raise RuntimeError(f"{self.name}: features before fit")
+        score = np.asarray(self.first.predict(data, window), dtype=np.float64)
+        if window == "train":  # the first stage's own examples: an in-sample score
+            score = np.where(data.column(window, "ts") < self.split, np.nan, score)
+        return data.features[window].with_columns(pl.Series(self.SCORE, score))
+
+    def fit(self, data: RankingData) -> StackedArm:
+        train = data.examples["train"]
+        ts = train["ts"].to_numpy()
+        split = int(np.quantile(ts, self.share, method="lower")) if len(ts) else 0
+        early = pl.Series(ts < split)
+        if not early.any() or early.all():
+            raise InputError(
+                f"{self.name}: the oldest {self.share:g} of the training examples leaves "
+                "none on one side of the split (too few examples, or all at one time)"
+            )
+        # the first stage chooses its epoch and calibration on the rest of the training
+        # window, so the validation window stays unread until XGBoost's own choices
+        features = data.features
+        head = dataclasses.replace(
+            data,
+            examples={"train": train.filter(early), "validation": train.filter(~early)},
+            features={
+                "train": features["train"].filter(early),
+                "validation": features["train"].filter(~early),
+            },
+        )
+        self.first.fit(head)
+        self.split = split
+        super().fit(data)
+        return self
+
+    def save(self, folder: Path) -> None:
+        if self.split is None:
+            raise RuntimeError(f"{self.name}: save before fit")
+        super().save(folder)
+        (folder / "multistage").mkdir()
+        self.first.save(folder / "multistage")
+        record = {"split": self.split, "share": self.share}
+        (folder / self.FILE).write_text(json.dumps(record), encoding="utf-8")
+
+    def load(self, folder: Path) -> StackedArm:
+        path = folder / self.FILE
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+            split, share = int(record["split"]), float(record["share"])
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise InputError(f"{path}: cannot read the stacked ranker's split ({err})") from None
+        super().load(folder)
+        self.first.load(folder / "multistage")
+        self.split, self.share = split, share
+        return self
+
+    def describe(self) -> str:
+        if self.split is None:
+            return "not fitted"
+        return (
+            f"multi-stage ranker fitted on the training examples before "
+            f"{iso_time(self.split)} (the oldest {self.share:g}), its probability the "
+            f"column {self.SCORE} (missing before then): {self.first.describe()}; XGBoost "
+            f"on every training example: {super().describe()}"
+        )
+
+
 register_ranker("xgboost", XGBoostArm)
 register_ranker("popularity", PopularityArm)
 register_ranker(
     "xgboost+hir", lambda config: XGBoostArm(config, name="xgboost+hir", hir=True), needs_hir=True
 )
 register_ranker("multistage", MultiStageArm, needs_hir=True)
+register_ranker("xgboost+multistage", StackedArm, needs_hir=True)

@@ -11,9 +11,10 @@
 4. retrieval: recall@K of the ads users convert on in the test window, from the
    test-start snapshot (BoM inverted index, exact k-NN, popularity), with the engagement
    prior's weight chosen on the validation window;
-5. offline A/B on the test window: XGBoost + HIR features against the XGBoost baseline,
-   both fitted on the examples after the first encoder's window, each with its tree depth
-   and minimum child weight chosen on validation, paired user bootstrap;
+5. offline A/B on the test window: XGBoost + HIR features (or `--treatment`) against the
+   XGBoost baseline, both fitted on the examples after the first encoder's window, each
+   XGBoost with its tree depth and minimum child weight chosen on validation, paired
+   user bootstrap;
 6. export the newest encoder and the test-start snapshot's BoM quantizer to ONNX and
    check them against torch.
 
@@ -35,6 +36,7 @@ from hir_sdk.pipeline import (
     DEFAULT_STEPS,
     JOB_FILE,
     STAGE_SHARES,
+    TREATMENTS,
     JobSettings,
     Progress,
     run_job,
@@ -67,6 +69,13 @@ def add_job_options(
         "refresh, one encoder, its last checkpoint)",
     )
     parser.add_argument("--bootstrap", type=at_least(1), default=200, help="A/B user resamples")
+    parser.add_argument(
+        "--treatment",
+        choices=TREATMENTS,
+        default=TREATMENTS[0],
+        help="the A/B's arm against XGBoost: XGBoost + HIR features (default), the "
+        "multi-stage sequence ranker, or XGBoost with its score as one more column",
+    )
     parser.add_argument(
         "--config",
         help="the encoder's training settings, a `hir fit` TOML file, over the defaults "
@@ -109,6 +118,7 @@ def job_settings(
         steps=args.steps or steps,
         refresh_steps=args.refresh_steps,
         bootstrap=args.bootstrap,
+        treatment=args.treatment,
     )
 
 

@@ -18,12 +18,13 @@ This package is the application layer, like `hir_sdk.cli`: it uses all four sour
 
 from hir_sdk.pipeline.job import JOB_FILE, JobResult, run_job
 from hir_sdk.pipeline.progress import STAGE_SHARES, Progress
-from hir_sdk.pipeline.settings import DEFAULT_STEPS, JobSettings, encoder_settings
+from hir_sdk.pipeline.settings import DEFAULT_STEPS, TREATMENTS, JobSettings, encoder_settings
 
 __all__ = [
     "DEFAULT_STEPS",
     "JOB_FILE",
     "STAGE_SHARES",
+    "TREATMENTS",
     "JobResult",
     "JobSettings",
     "Progress",

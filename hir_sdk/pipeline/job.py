@@ -8,7 +8,7 @@ stage to stage:
    before it (`ranking.hir_snapshots`);
 4. retrieval recall of the ads users convert on in the test window, the engagement
    prior's weight chosen on the validation window (`evaluation.prior_choice`);
-5. the offline A/B: XGBoost + HIR features against XGBoost;
+5. the offline A/B: XGBoost + HIR features (or `JobSettings.treatment`) against XGBoost;
 6. ONNX export of the newest encoder and BoM quantizer, checked against torch.
 """
 
@@ -145,7 +145,7 @@ def run_job(
     )
     ab = run_ab_on_graph(graph, settings.ab, truth=truth, hir=hir)
     write_report(ab, out / "ab")
-    progress("offline A/B: XGBoost + HIR features vs XGBoost on the test window")
+    progress(f"offline A/B: {settings.treatment} vs xgboost on the test window")
     exported = export_run(
         runs[-1],  # the encoder that embedded the test-start snapshot
         data,

@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     from hir_sdk.training import TrainConfig
 
 DEFAULT_STEPS = 300  # the first encoder's training steps
+# the A/B treatments the job offers against XGBoost: the arms that read its snapshots
+TREATMENTS = ("xgboost+hir", "multistage", "xgboost+multistage")
 
 
 def encoder_settings(
@@ -48,18 +50,24 @@ class JobSettings:
     """The main job's settings. `steps` trains the first encoder; each of the two refresh
     runs trains `refresh_steps` warm-started steps (None: a third of `steps`; 0: no
     refresh, one encoder). `seed` seeds the encoder's training, the snapshots and the
-    A/B's bootstrap of `bootstrap` user resamples. The A/B's settings are checked when
-    the object is made, before any work."""
+    A/B's bootstrap of `bootstrap` user resamples; `treatment` (one of `TREATMENTS`) is
+    the A/B's arm against XGBoost. The A/B's settings are checked when the object is
+    made, before any work."""
 
     encoder: TrainConfig
     seed: int = 0
     steps: int = DEFAULT_STEPS
     refresh_steps: int | None = None
     bootstrap: int = 200
+    treatment: str = TREATMENTS[0]
 
     def __post_init__(self) -> None:
         from hir_sdk.errors import InputError
 
+        if self.treatment not in TREATMENTS:
+            raise InputError(
+                f"the job's A/B treatment must be one of {list(TREATMENTS)}, got {self.treatment!r}"
+            )
         if self.steps < 1 or (self.refresh_steps is not None and self.refresh_steps < 0):
             raise InputError(
                 f"the job needs steps >= 1 and refresh_steps >= 0, got {self.steps} and "
@@ -86,11 +94,11 @@ class JobSettings:
 
     @property
     def ab(self) -> ABConfig:
-        """The A/B: XGBoost + HIR features against XGBoost."""
+        """The A/B: the treatment (XGBoost + HIR features by default) against XGBoost."""
         from hir_sdk.evaluation.pipeline import ABConfig
 
         return ABConfig(
-            control="xgboost", treatment="xgboost+hir", n_bootstrap=self.bootstrap, seed=self.seed
+            control="xgboost", treatment=self.treatment, n_bootstrap=self.bootstrap, seed=self.seed
         )
 
     @classmethod
@@ -103,6 +111,7 @@ class JobSettings:
         steps: int = DEFAULT_STEPS,
         refresh_steps: int | None = None,
         bootstrap: int = 200,
+        treatment: str = TREATMENTS[0],
     ) -> JobSettings:
         """The settings for the dataset folder `data`: content features on when it has a
         content table, and `config` (a `hir fit` TOML file) over the encoder's defaults."""
@@ -115,6 +124,7 @@ class JobSettings:
             steps=steps,
             refresh_steps=refresh_steps,
             bootstrap=bootstrap,
+            treatment=treatment,
         )
 
     @classmethod
@@ -128,6 +138,7 @@ class JobSettings:
         steps: int = DEFAULT_STEPS,
         refresh_steps: int | None = None,
         bootstrap: int = 200,
+        treatment: str = TREATMENTS[0],
     ) -> JobSettings:
         """The settings with the encoder's from `config` over `encoder_defaults` (see
         `encoder_settings`), for a caller that knows whether the data has content before
@@ -138,6 +149,7 @@ class JobSettings:
             steps=steps,
             refresh_steps=refresh_steps,
             bootstrap=bootstrap,
+            treatment=treatment,
         )
 
     def to_dict(self, data: str) -> dict[str, object]:

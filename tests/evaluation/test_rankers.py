@@ -7,12 +7,14 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import polars as pl
 import pytest
 
 from hir_sdk.errors import InputError
 from hir_sdk.evaluation.examples import build_examples
 from hir_sdk.evaluation.pipeline import ABConfig, run_ab_on_graph
 from hir_sdk.evaluation.rankers import (
+    StackedArm,
     load_ranker,
     make_ranker,
     needs_hir,
@@ -34,12 +36,15 @@ def test_docs_example_plugs_in_a_ranker():
     assert "owner-rate" in ranker_names() and not needs_hir("owner-rate")
 
 
+BUILT_IN = ("xgboost", "popularity", "xgboost+hir", "multistage", "xgboost+multistage")
+
+
 def test_built_in_arms_follow_the_protocol():
-    assert ranker_names()[:4] == ("xgboost", "popularity", "xgboost+hir", "multistage")
+    assert ranker_names()[: len(BUILT_IN)] == BUILT_IN
     config = ABConfig()
-    for name in ranker_names()[:4]:
+    for name in BUILT_IN:
         assert isinstance(make_ranker(name, config), Ranker)
-    assert [needs_hir(n) for n in ranker_names()[:4]] == [False, False, True, True]
+    assert [needs_hir(n) for n in BUILT_IN] == [False, False, True, True, True]
 
 
 def test_names_are_checked():
@@ -160,3 +165,45 @@ def test_a_saved_multistage_ranker_predicts_what_it_did(
     (out / "weights.pt").write_bytes(b"not weights")
     with pytest.raises(InputError):
         load_ranker(out, ABConfig())
+
+
+def test_the_stacked_arm_reads_a_first_stage_fitted_before_its_split(
+    ranking_data,
+    snapshot,  # noqa: F811
+    tiny_graph,
+    tmp_path,
+):
+    small = MultiStageConfig(epochs=1, max_train_examples=3_000, max_valid_examples=1_000)
+    config = ABConfig(multistage=small, tune=False, stack_share=0.4)
+    data = dataclasses.replace(ranking_data, hir=HirLookup(tiny_graph, [snapshot]))
+    stacked = make_ranker("xgboost+multistage", config).fit(data)
+    ts = data.column("train", "ts")
+    early = ts < stacked.split
+    assert 0.35 < early.mean() <= 0.4  # the oldest share, cut at an example's time
+    # the first stage is the multi-stage ranker fitted on those examples alone, choosing
+    # on the later training examples (never on the validation window)
+    rows = pl.Series(early)
+    train, features = data.examples["train"], data.features["train"]
+    head = dataclasses.replace(
+        data,
+        examples={"train": train.filter(rows), "validation": train.filter(~rows)},
+        features={"train": features.filter(rows), "validation": features.filter(~rows)},
+    )
+    alone = make_ranker("multistage", config).fit(head)
+    for window in ("validation", "test"):
+        want = alone.predict(data, window)
+        column = stacked._features(data, window)[StackedArm.SCORE].to_numpy()
+        np.testing.assert_allclose(column, want, rtol=1e-6)
+    train = stacked._features(data, "train")[StackedArm.SCORE].to_numpy()
+    assert np.isnan(train[early]).all() and not np.isnan(train[~early]).any()
+    np.testing.assert_allclose(train[~early], alone.predict(data, "train")[~early], rtol=1e-6)
+    assert StackedArm.SCORE in stacked.model._columns  # XGBoost reads the column
+    want = stacked.predict(data, "test")
+    assert len(np.unique(want)) > 10
+    assert "before 2026-" in stacked.describe()
+    out = save_ranker(stacked, "xgboost+multistage", tmp_path / "stacked")
+    loaded = load_ranker(out, ABConfig())
+    assert loaded.split == stacked.split and loaded.share == 0.4
+    np.testing.assert_array_equal(loaded.predict(data, "test"), want)
+    with pytest.raises(InputError, match="stack_share must be between 0 and 1"):
+        ABConfig(stack_share=1.0)

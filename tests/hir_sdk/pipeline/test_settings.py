@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import shutil
 import sys
@@ -14,8 +15,10 @@ else:  # pragma: no cover
 import pytest
 import tomli_w
 
+from hir_sdk.cli.run import add_job_options, job_settings
 from hir_sdk.errors import InputError
-from hir_sdk.pipeline import JobSettings, encoder_settings
+from hir_sdk.evaluation.rankers import needs_hir
+from hir_sdk.pipeline import TREATMENTS, JobSettings, encoder_settings
 from hir_sdk.schema.dataset import CONTENT_FILE
 from hir_sdk.synth import TRUTH_DIR
 from hir_sdk.training import TrainConfig
@@ -74,6 +77,22 @@ def test_every_setting_goes_into_the_job_file():
     assert (written["seed"], written["steps"], written["refresh_steps"]) == (1, 9, 2)
     assert written["ab"] == {"control": "xgboost", "treatment": "xgboost+hir", "bootstrap": 50}
     assert written["encoder"] == tomllib.loads(tomli_w.dumps(encoder.to_dict()))
+    stacked = dataclasses.replace(settings, treatment="xgboost+multistage")
+    written = tomllib.loads(tomli_w.dumps(stacked.to_dict("data")))
+    assert written["ab"]["treatment"] == "xgboost+multistage"
+
+
+def test_the_command_line_chooses_the_treatment():
+    parser = argparse.ArgumentParser()
+    add_job_options(parser)
+    default = job_settings(parser.parse_args([]), has_content=False)
+    assert default.ab.treatment == "xgboost+hir" and default.treatment == TREATMENTS[0]
+    for name in TREATMENTS:
+        chosen = job_settings(parser.parse_args(["--treatment", name]), has_content=False)
+        assert (chosen.ab.control, chosen.ab.treatment) == ("xgboost", name)
+        assert needs_hir(name)  # every offered arm reads the job's snapshots
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--treatment", "popularity"])
 
 
 @pytest.mark.parametrize(
@@ -82,6 +101,7 @@ def test_every_setting_goes_into_the_job_file():
         ({"steps": 0}, "steps >= 1"),
         ({"refresh_steps": -1}, "refresh_steps >= 0"),
         ({"bootstrap": 0}, "bootstrap resamples must be between"),
+        ({"treatment": "popularity"}, "treatment must be one of"),
     ],
 )
 def test_bad_settings_stop_when_made(schedule, message):
