@@ -1,6 +1,7 @@
 """`hir ab`: offline A/B of two rankers on the test window, with a Markdown + HTML report.
 
-`xgboost+hir` and `multistage` read HIR snapshots of an encoder run (`--run`, a refresh
+`xgboost+hir`, `multistage` and `xgboost+multistage` (XGBoost with the multi-stage
+ranker's score as a column) read HIR snapshots of an encoder run (`--run`, a refresh
 run: `hir fit --refresh --until ...`); both arms then fit on the examples after the
 window the encoder read (its training window, and its selection window for a run that
 chose its checkpoint on validation, which leaves the rankers no examples).
@@ -41,8 +42,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         action="append",
         default=None,
         dest="encoder_run",
-        help="HIR encoder run (hir fit --refresh --until ...) for xgboost+hir and "
-        "multistage; repeat to add the later refresh runs",
+        help="HIR encoder run (hir fit --refresh --until ...) for the arms that read HIR; "
+        "repeat to add the later refresh runs",
     )
     parser.add_argument(
         "--refresh",
