@@ -59,7 +59,7 @@ from hir_sdk.evaluation.prior_choice import (
     PRIOR_WEIGHTS,
     PriorChoice,
     choose_blend_weight,
-    choose_prior_weight,
+    prior_from_snapshots,
 )
 from hir_sdk.graph import build_graph_from_dir
 from hir_sdk.ranking.features import AsOfFeatures
@@ -129,19 +129,21 @@ def hir_lists(
 ) -> tuple[RankedLists, dict]:
     """HIR's ranked lists (exact k-NN, with the engagement prior, BoM index, the
     multi-stage re-ranking) as of the test start, from `--hir-run` or an encoder trained
-    here; the prior's weight chosen on the validation window from the newest snapshot
-    before it."""
+    here; the prior's weight chosen on the validation window (`prior_from_snapshots`)."""
     runs = [Path(r) for r in args.hir_run]
     if not runs:
         started = time.perf_counter()
         runs = [train_hir(data, tmp / "run", steps=args.steps, seed=args.seed, graph=graph)]
         timings["HIR encoder training"] = time.perf_counter() - started
     hir = build_hir_lookup(runs, data, graph, seed=args.seed)
-    start = graph.manifest.time.validation_start
-    before = [s for s in hir.full_snapshots if s.as_of <= start]
-    if not before:
-        raise InputError("no HIR snapshot as of the validation start or earlier to choose on")
-    choice = choose_prior_weight(graph, before[-1], exclude_seen=True, weights=BLEND_WEIGHTS)
+    choice = prior_from_snapshots(
+        graph, hir.full_snapshots, exclude_seen=True, weights=BLEND_WEIGHTS
+    )
+    if choice is None:
+        raise InputError(
+            "no HIR snapshot whose encoder read nothing of the validation window, or no "
+            "conversion in that window, to choose the engagement prior's weight on"
+        )
     choices["HIR"] = choice
     ranked = ranked_lists(
         graph,

@@ -90,18 +90,22 @@ def choose_prior_weight(
 
 
 def prior_from_snapshots(
-    graph: TemporalGraph, snapshots: list[EntityEmbeddings], *, exclude_seen: bool = False
+    graph: TemporalGraph,
+    snapshots: list[EntityEmbeddings],
+    *,
+    exclude_seen: bool = False,
+    weights: tuple[float, ...] = PRIOR_WEIGHTS,
 ) -> PriorChoice | None:
-    """`choose_prior_weight` from the newest of `snapshots` (oldest first) that is as of
-    the validation start or earlier and whose encoder read nothing of the validation
-    window; None where there is none, or where the window has no conversion to choose on
-    (the lists then use the embedding alone)."""
+    """`choose_prior_weight` over `weights` from the newest of `snapshots` (oldest first)
+    that is as of the validation start or earlier and whose encoder read nothing of the
+    validation window; None where there is none, or where the window has no conversion
+    to choose on (the lists then use the embedding alone)."""
     start = graph.manifest.time.validation_start
     usable = [s for s in snapshots if max(s.as_of, read_until(s.meta)) <= start]
     if not usable:
         return None
     try:
-        return choose_prior_weight(graph, usable[-1], exclude_seen=exclude_seen)
+        return choose_prior_weight(graph, usable[-1], exclude_seen=exclude_seen, weights=weights)
     except InputError:  # no conversion in the validation window by the snapshot's users
         return None
 
