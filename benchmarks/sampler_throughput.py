@@ -1,69 +1,97 @@
-"""Sampler throughput (subgraphs/s) on a synthetic world: our batch-vectorised sampler vs a
-straightforward per-anchor baseline doing the same thing, side by side in one process.
+"""Temporal sampler throughput (subgraphs/s) on a synthetic world: hir-sdk's samplers
+against a plain vectorised torch temporal sampler, side by side in one process.
 
-    python benchmarks/sampler_throughput.py [--scale medium] [--anchors 2048] [--record FILE]
+    python benchmarks/sampler_throughput.py [--scale medium] [--anchors 4096]
+        [--batches 256,1024] [--profile] [--record FILE]
 
-Peer: PyG's NeighborLoader with `time_attr` needs pyg-lib (or torch-sparse) compiled for
-this torch; neither installs here from PyPI (pyg-lib is not on PyPI, torch-sparse 0.6.18
-does not build against torch 2.14), so the baseline is a per-anchor sampler with the same
-semantics: for each anchor, hop by hop, each frontier node's most recent visible edges,
-weighted by time-decayed weight, drawn without replacement with numpy.
+The peer (`peers/torch_temporal_sampler.py`) is what a user would write, or get from
+PyG's temporal `NeighborLoader` where pyg-lib installs: uniform fan-out without
+replacement over every edge dated strictly before the seed's time, disjoint per-seed
+subgraphs, relabelled. Rows:
+
+- peer, fan-out (15, 10) and the teacher's (16, 8);
+- hir-sdk `uniform` view, the peer's rule: the same fan-out, every visible edge a
+  candidate (`max_candidates` and `max_nodes` unbounded);
+- hir-sdk teacher view as training samples it (`SamplerConfig().teacher`: importance by
+  time-decayed weight among each node's 64 most recent visible edges, <= 96 nodes);
+- hir-sdk teacher + student views + structural encodings (what a training step gets).
+
+Ours samples a batch on torch's thread count (2 here), split in two (`ViewSampler`'s
+`threads`); the peer runs its torch operations on the same threads.
+
+Anchors: a seeded sample of training events (user, time). Each method samples every
+batch `--repeats` times, methods interleaved batch by batch; a batch's best time counts.
+`--profile` adds where the teacher view's time goes (cProfile, by own time).
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import io
+import os
+import platform
+import pstats
+import re
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import torch
+from peers.torch_temporal_sampler import TorchTemporalSampler
 from publish import publish
 
-from hir_sdk.graph import TemporalGraph, build_graph_from_dir
+from hir_sdk.graph import build_graph_from_dir
 from hir_sdk.sampling import SamplerConfig, ViewConfig, ViewSampler
 from hir_sdk.sampling.encodings import encode
 from hir_sdk.sampling.loader import anchors_from_events
 from hir_sdk.synth import SCALES, generate_world, write_world
 
+UNBOUNDED = 10**9
 
-def per_anchor_baseline(
-    graph: TemporalGraph, anchors: np.ndarray, cutoffs: np.ndarray, view: ViewConfig, seed: int
-) -> int:
-    """The straightforward sampler: one anchor, one frontier node at a time."""
-    rng = np.random.default_rng(seed)
-    total_nodes = 0
-    for anchor, cutoff in zip(anchors.tolist(), cutoffs.tolist(), strict=True):
-        at = graph.at(cutoff)
-        nodes = {anchor}
-        frontier = [anchor]
-        for fanout in view.fanout:
-            nxt = []
-            for node in frontier:
-                nb = at.neighbors(node, direction=view.direction)
-                if len(nb) == 0:
-                    continue
-                recent = np.argsort(nb.ts, kind="stable")[-view.max_candidates :]
-                w = at.decay_weights(nb.edge[recent])
-                k = min(fanout, int((w > 0).sum()))
-                if k == 0:
-                    continue
-                pick = rng.choice(len(recent), size=k, replace=False, p=w / w.sum())
-                for other in nb.node[recent[pick]].tolist():
-                    if other not in nodes and len(nodes) < view.max_nodes:
-                        nodes.add(other)
-                        nxt.append(other)
-            frontier = nxt
-        total_nodes += len(nodes)
-    return total_nodes
+
+def timed(methods: dict[str, Callable[[slice], int]], batches: list[slice], repeats: int):
+    """Best time per batch of each method (interleaved) and its mean nodes per subgraph."""
+    best = {name: [np.inf] * len(batches) for name in methods}
+    nodes = dict.fromkeys(methods, 0)
+    for repeat in range(repeats):
+        for b, part in enumerate(batches):
+            for name, run in methods.items():
+                began = time.perf_counter()
+                count = run(part)
+                best[name][b] = min(best[name][b], time.perf_counter() - began)
+                if repeat == 0:
+                    nodes[name] += count
+    return {name: sum(times) for name, times in best.items()}, nodes
+
+
+def profile_lines(run: Callable[[slice], int], batches: list[slice]) -> list[str]:
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for part in batches:
+        run(part)
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(12)
+    table = out.getvalue().strip().splitlines()
+    start = next(i for i, line in enumerate(table) if line.strip().startswith("ncalls"))
+    root = str(Path(__file__).resolve().parents[1]) + "/"
+    rows = [
+        re.sub(r"\S*(site-packages|lib/python3\.\d+)/", "", line.replace(root, ""))
+        for line in table[start:]
+    ]
+    return ["```text", *rows, "```"]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", default="medium", choices=sorted(SCALES))
-    parser.add_argument("--anchors", type=int, default=2048)
-    parser.add_argument("--batch", type=int, default=256)
-    parser.add_argument("--baseline-anchors", type=int, default=256)
+    parser.add_argument("--anchors", type=int, default=4096)
+    parser.add_argument("--batches", default="256,1024", help="anchors per call, comma list")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--profile", action="store_true")
     parser.add_argument("--record")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -74,48 +102,83 @@ def main() -> int:
     anchors, cutoffs = anchors[pick], cutoffs[pick]
     config = SamplerConfig()
     sampler = ViewSampler(graph, config)
-    sampler.sample(anchors[:8], cutoffs[:8], config.teacher)  # build the search keys once
+    began = time.perf_counter()
+    sampler.adjacency.prepare("both")  # CSR-ordered keys and edge attributes, once
+    ours_setup_s = time.perf_counter() - began
+    began = time.perf_counter()
+    peer = TorchTemporalSampler(graph.src, graph.dst, graph.ts, graph.num_nodes)
+    peer_setup_s = time.perf_counter() - began
+    seeds, times = torch.from_numpy(anchors), torch.from_numpy(cutoffs)
+    generator = torch.Generator().manual_seed(0)
 
-    started = time.perf_counter()
-    nodes = 0
-    for lo in range(0, args.anchors, args.batch):
-        sub = sampler.sample(
-            anchors[lo : lo + args.batch], cutoffs[lo : lo + args.batch], config.teacher
-        )
-        nodes += int(sub.offsets[-1])
-    ours_s = time.perf_counter() - started
+    def run_peer(fanout: tuple[int, ...]) -> Callable[[slice], int]:
+        return lambda part: peer.sample(seeds[part], times[part], fanout, generator).num_nodes
 
-    started = time.perf_counter()
-    for lo in range(0, args.anchors, args.batch):
-        views = sampler.views(anchors[lo : lo + args.batch], cutoffs[lo : lo + args.batch])
+    def run_view(view: ViewConfig) -> Callable[[slice], int]:
+        return lambda part: int(sampler.sample(anchors[part], cutoffs[part], view).offsets[-1])
+
+    def run_training(part: slice) -> int:
+        views = sampler.views(anchors[part], cutoffs[part])
         encode(graph, views.teacher)
         encode(graph, views.student)
-    full_s = time.perf_counter() - started
+        return int(views.teacher.offsets[-1])
 
-    n_base = args.baseline_anchors
-    started = time.perf_counter()
-    base_nodes = per_anchor_baseline(graph, anchors[:n_base], cutoffs[:n_base], config.teacher, 0)
-    base_s = time.perf_counter() - started
-    ours_rate, base_rate = args.anchors / ours_s, n_base / base_s
+    def uniform(fanout: tuple[int, ...]) -> ViewConfig:
+        return ViewConfig(
+            strategy="uniform", fanout=fanout, max_candidates=UNBOUNDED, max_nodes=UNBOUNDED
+        )
+
+    teacher = config.teacher
+    methods = {
+        "peer: plain vectorised torch, fan-out (15, 10)": run_peer((15, 10)),
+        "hir-sdk `uniform`, the peer's rule, (15, 10)": run_view(uniform((15, 10))),
+        f"peer, fan-out {teacher.fanout}": run_peer(teacher.fanout),
+        f"hir-sdk `uniform`, the peer's rule, {teacher.fanout}": run_view(uniform(teacher.fanout)),
+        "hir-sdk teacher view (decayed-weight importance)": run_view(teacher),
+        "hir-sdk teacher + student views + encodings": run_training,
+    }
     lines = [
         f"### sampler throughput, `{args.scale}` ({graph.num_nodes:,} nodes, "
         f"{graph.num_edges:,} edges)",
         "",
         f"command: `python benchmarks/sampler_throughput.py --scale {args.scale} "
-        f"--anchors {args.anchors}`; teacher view fan-out {config.teacher.fanout}, "
-        f"<= {config.teacher.max_nodes} nodes, importance sampling, batch {args.batch}",
+        f"--anchors {args.anchors} --batches {args.batches}` (python "
+        f"{platform.python_version()}, torch {torch.__version__}, numpy {np.__version__}, "
+        f"{torch.get_num_threads()} torch threads, {os.cpu_count()} CPUs; each batch timed "
+        f"{args.repeats} times, best kept; set-up, not timed: ours {ours_setup_s:.1f} s, "
+        f"peer {peer_setup_s:.1f} s)",
         "",
-        "| sampler | subgraphs/s | mean nodes per subgraph |",
-        "|---|---:|---:|",
-        f"| per-anchor baseline (straightforward, labelled; PyG temporal sampler not "
-        f"installable here) | {base_rate:,.0f} | {base_nodes / n_base:.1f} |",
-        f"| hir-sdk batch-vectorised (teacher view) | {ours_rate:,.0f} | "
-        f"{nodes / args.anchors:.1f} |",
-        f"| hir-sdk teacher + student views + structural encodings | "
-        f"{args.anchors / full_s:,.0f} | |",
-        "",
-        f"**speed-up over the per-anchor baseline: {ours_rate / base_rate:.0f}x**",
     ]
+    names = list(methods)
+    for batch in (int(b) for b in args.batches.split(",")):
+        batches = [slice(lo, lo + batch) for lo in range(0, args.anchors, batch)]
+        took, nodes = timed(methods, batches, args.repeats)
+        rate = {name: args.anchors / seconds for name, seconds in took.items()}
+        lines += [
+            f"batch {batch}:",
+            "",
+            "| sampler | subgraphs/s | mean nodes per subgraph |",
+            "|---|---:|---:|",
+            *(f"| {n} | {rate[n]:,.0f} | {nodes[n] / args.anchors:.1f} |" for n in names),
+            "",
+            f"- same rule, ours / peer: {rate[names[1]] / rate[names[0]]:.2f}x at (15, 10), "
+            f"{rate[names[3]] / rate[names[2]]:.2f}x at {teacher.fanout} (goal: >= 1)",
+            f"- peer {teacher.fanout} / our teacher view: {rate[names[2]] / rate[names[4]]:.2f}x "
+            "(goal: <= 2)",
+            "",
+        ]
+    if args.profile:
+        batch = int(args.batches.split(",")[0])
+        parts = [slice(lo, lo + batch) for lo in range(0, args.anchors, batch)]
+        lines += [
+            f"where the teacher view's time goes (batch {batch}, one thread, cProfile):",
+            "",
+        ]
+        serial = ViewSampler(graph, config, threads=1)
+        serial.adjacency = sampler.adjacency  # already built
+        lines += profile_lines(
+            lambda part: len(serial.sample(anchors[part], cutoffs[part], teacher).nodes), parts
+        )
     publish(lines, args.record)
     return 0
 

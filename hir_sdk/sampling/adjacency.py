@@ -2,9 +2,15 @@
 dated before the cutoff, most recent first, capped.
 
 Each CSR run lists a node's edges in time order, so `(node, ts)` over the run positions is
-sorted; one searchsorted of `node * SPAN + cutoff` finds where every run's visible part
-ends. Hubs (an ad with 100k impressions) keep only their `cap` most recent visible edges,
-which also carry most of the time-decayed weight.
+sorted: a search of `node * SPAN + cutoff` within each run (a vectorised bisection, which
+touches only that run's memory) finds where its visible part ends. Hubs (an ad with 100k
+impressions) keep only their `cap` most recent visible edges, which also carry most of
+the time-decayed weight.
+
+Per direction, the edges' far end, weight and type are also stored in CSR order (built
+lazily, once): a node's candidates are then contiguous slices of those arrays, not
+scattered reads of the edge arrays, which is where the time of sampling a large graph
+goes.
 """
 
 from __future__ import annotations
@@ -24,7 +30,45 @@ class Candidates:
     query: np.ndarray  # (C,) index of the query pair each candidate belongs to
     edge: np.ndarray  # (C,) edge id
     other: np.ndarray  # (C,) the other endpoint
+    weight: np.ndarray  # (C,) float64, the edge's weight decayed to its query's cutoff
     ptr: np.ndarray  # (Q+1,)
+
+
+@dataclass(frozen=True)
+class Direction:
+    """One direction's CSR with its edges' attributes in CSR order."""
+
+    ptr: np.ndarray  # (N+1,)
+    eid: np.ndarray  # (E,) edge id by position
+    keys: np.ndarray  # (E,) node * span + (ts - t0), ascending
+    far: np.ndarray  # (E,) the other end of each position's edge
+    weight: np.ndarray  # (E,) float32
+    etype: np.ndarray  # (E,) int16
+
+
+@dataclass(frozen=True)
+class Runs:
+    """Visible positions `start[q]:end[q]` of each query in `direction`'s CSR, and the
+    search key of each query (`node * span + cutoff - t0`, unclipped)."""
+
+    direction: Direction
+    start: np.ndarray
+    end: np.ndarray
+    query_key: np.ndarray
+
+
+def search_runs(keys: np.ndarray, lo: np.ndarray, hi: np.ndarray, target: np.ndarray):
+    """First position in each `lo[q]:hi[q]` (ascending `keys`) whose key is >= `target[q]`
+    (`np.searchsorted(side="left")` within the run), by bisection of every run at once."""
+    lo, hi = lo.copy(), hi.copy()
+    live = np.flatnonzero(lo < hi)
+    while live.size:
+        mid = (lo[live] + hi[live]) >> 1
+        less = keys[mid] < target[live]
+        lo[live] = np.where(less, mid + 1, lo[live])
+        hi[live] = np.where(less, hi[live], mid)
+        live = live[lo[live] < hi[live]]
+    return lo
 
 
 class VisibleAdjacency:
@@ -35,27 +79,41 @@ class VisibleAdjacency:
         self._t0 = int(graph.ts[0]) if graph.num_edges else 0
         self._span = (int(graph.ts[-1]) - self._t0 + 2) if graph.num_edges else 2
 
-    def _keys(self, ptr: np.ndarray, eid: np.ndarray) -> np.ndarray:
-        owner = np.repeat(np.arange(len(ptr) - 1, dtype=np.int64), np.diff(ptr))
-        return owner * self._span + (self.graph.ts[eid] - self._t0)
-
-    @cached_property
-    def _out_keys(self) -> np.ndarray:
-        return self._keys(self.graph.out_ptr, self.graph.out_eid)
-
-    @cached_property
-    def _in_keys(self) -> np.ndarray:
-        return self._keys(self.graph.in_ptr, self.graph.in_eid)
-
-    def _runs(
-        self, direction: str, nodes: np.ndarray, cutoffs: np.ndarray, cap: int
-    ) -> tuple[np.ndarray, np.ndarray]:
+    def _direction(self, ptr: np.ndarray, eid: np.ndarray, far: np.ndarray) -> Direction:
         g = self.graph
-        ptr, keys = (g.out_ptr, self._out_keys) if direction == "out" else (g.in_ptr, self._in_keys)
-        offset = np.clip(cutoffs - self._t0, 0, self._span - 1)
-        end = np.searchsorted(keys, nodes * self._span + offset, side="left")
-        start = np.maximum(ptr[nodes], end - cap)
-        return start, end
+        owner = np.repeat(np.arange(len(ptr) - 1, dtype=np.int64), np.diff(ptr))
+        keys = owner * self._span + (g.ts[eid] - self._t0)
+        return Direction(ptr, eid, keys, far[eid], g.weight[eid], g.etype[eid])
+
+    @cached_property
+    def out(self) -> Direction:
+        return self._direction(self.graph.out_ptr, self.graph.out_eid, self.graph.dst)
+
+    @cached_property
+    def into(self) -> Direction:
+        return self._direction(self.graph.in_ptr, self.graph.in_eid, self.graph.src)
+
+    def prepare(self, direction: str) -> None:
+        """Build the CSR-ordered arrays `direction` reads (else the first search does)."""
+        for name in ("out", "in"):
+            if direction in (name, "both"):
+                getattr(self, "out" if name == "out" else "into")
+
+    def runs(
+        self, nodes: np.ndarray, cutoffs: np.ndarray, *, direction: str, cap: int
+    ) -> list[Runs]:
+        """Per direction of `direction` ("out" first): where the `cap` most recent edges of
+        `nodes[q]` dated before `cutoffs[q]` sit; nothing is listed."""
+        nodes = np.asarray(nodes, dtype=np.int64)
+        cutoffs = np.asarray(cutoffs, dtype=np.int64)
+        query_key = nodes * self._span + (cutoffs - self._t0)
+        target = nodes * self._span + np.clip(cutoffs - self._t0, 0, self._span - 1)
+        out = []
+        for name, d in (("out", self.out), ("in", self.into)):
+            if direction in (name, "both"):
+                end = search_runs(d.keys, d.ptr[nodes], d.ptr[nodes + 1], target)
+                out.append(Runs(d, np.maximum(d.ptr[nodes], end - cap), end, query_key))
+        return out
 
     def candidates(
         self,
@@ -67,30 +125,38 @@ class VisibleAdjacency:
         edge_types: np.ndarray | None = None,
     ) -> Candidates:
         """Visible edges (`ts < cutoff`) of each `(nodes[q], cutoffs[q])`, the `cap` most
-        recent per direction, optionally only some edge type codes."""
-        g = self.graph
-        nodes = np.asarray(nodes, dtype=np.int64)
-        cutoffs = np.asarray(cutoffs, dtype=np.int64)
-        parts = []
-        for d in ("out", "in"):
-            if direction not in (d, "both"):
-                continue
-            start, end = self._runs(d, nodes, cutoffs, cap)
-            counts = end - start
-            query = np.repeat(np.arange(len(nodes), dtype=np.int64), counts)
-            first = np.repeat(start - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
-            pos = first + np.arange(len(query), dtype=np.int64)
-            edge = (g.out_eid if d == "out" else g.in_eid)[pos]
-            other = (g.dst if d == "out" else g.src)[edge]
-            parts.append((query, edge, other))
-        query = np.concatenate([p[0] for p in parts])
-        edge = np.concatenate([p[1] for p in parts])
-        other = np.concatenate([p[2] for p in parts])
+        recent per direction (out, then in), optionally only some edge type codes, with
+        their weights decayed to the cutoff."""
+        runs = self.runs(nodes, cutoffs, direction=direction, cap=cap)
+        counts = [r.end - r.start for r in runs]
+        ptr = np.zeros(len(counts[0]) + 1, dtype=np.int64)
+        np.cumsum(sum(counts), out=ptr[1:])
+        size = int(ptr[-1])
+        edge, other = np.empty(size, np.int64), np.empty(size, np.int64)
+        etype, weight = np.empty(size, np.int16), np.empty(size, np.float32)
+        age = np.empty(size, np.int64)
+        base = ptr[:-1].copy()  # each query's out edges first, then its in edges
+        for r, count in zip(runs, counts, strict=True):
+            owner = np.repeat(np.arange(len(count), dtype=np.int64), count)
+            step = np.arange(len(owner), dtype=np.int64) - np.repeat(
+                np.cumsum(count) - count, count
+            )
+            at, pos = base[owner] + step, r.start[owner] + step
+            d = r.direction
+            edge[at], other[at], etype[at], weight[at] = (
+                d.eid[pos],
+                d.far[pos],
+                d.etype[pos],
+                d.weight[pos],
+            )
+            age[at] = r.query_key[owner] - d.keys[pos]  # cutoff - ts
+            base += count
+        query = np.repeat(np.arange(len(ptr) - 1, dtype=np.int64), np.diff(ptr))
         if edge_types is not None:
-            keep = np.isin(g.etype[edge], edge_types)
+            keep = np.isin(etype, edge_types)
             query, edge, other = query[keep], edge[keep], other[keep]
-        order = np.argsort(query, kind="stable")
-        query, edge, other = query[order], edge[order], other[order]
-        ptr = np.zeros(len(nodes) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(query, minlength=len(nodes)), out=ptr[1:])
-        return Candidates(query=query, edge=edge, other=other, ptr=ptr)
+            etype, weight, age = etype[keep], weight[keep], age[keep]
+            ptr[1:] = np.cumsum(np.bincount(query, minlength=len(ptr) - 1))
+        # TemporalGraph.decay_weights, term for term
+        decayed = weight * np.exp2(-age / self.graph.half_life_s[etype])
+        return Candidates(query=query, edge=edge, other=other, weight=decayed, ptr=ptr)

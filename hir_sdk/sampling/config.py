@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-STRATEGIES = ("importance", "rwr")
+STRATEGIES = ("importance", "rwr", "uniform")
 # the loader's orders of an epoch's anchors (sampling.loader.AnchorSchedule)
 ANCHOR_ORDERS = ("time", "spread")
 DIRECTIONS = ("out", "in", "both")
@@ -18,7 +18,9 @@ class ViewConfig:
     without replacement with probability proportional to the time-decayed edge weight.
     rwr: `walks` random walks of `walk_length` steps with restart probability `restart`,
     each step weighted by decayed weight; the most visited nodes form the view.
-    Both look only at each node's `max_candidates` most recent edges before the cutoff.
+    uniform: per hop, each newly reached node keeps `fanout[h]` of its visible edges drawn
+    uniformly without replacement (the rule of PyG's temporal `NeighborLoader`).
+    All look only at each node's `max_candidates` most recent edges before the cutoff.
     """
 
     strategy: str = "importance"

@@ -15,15 +15,31 @@ import numpy as np
 from hir_sdk.sampling.adjacency import VisibleAdjacency
 from hir_sdk.sampling.config import ViewConfig
 from hir_sdk.sampling.counter_rng import uniform
-from hir_sdk.sampling.subgraphs import Subgraphs, assemble
+from hir_sdk.sampling.frontier import Drawn, hop_by_hop
+from hir_sdk.sampling.subgraphs import Subgraphs
 
 
-def _top_k(query: np.ndarray, key: np.ndarray, ptr: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the k smallest finite keys within each query group."""
-    order = np.lexsort((key, query))
-    rank = np.arange(len(order)) - ptr[query[order]]
-    chosen = order[(rank < k) & np.isfinite(key[order])]
-    return chosen
+def _top_k(key: np.ndarray, ptr: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the k smallest finite keys within each query group (`ptr`, contiguous
+    groups), ties by position. One padded (Q, widest group) table and a row-wise
+    partition: linear in the candidates, where a sort by (query, key) is not."""
+    counts = np.diff(ptr)
+    width = int(counts.max(initial=0))
+    if width <= k:  # every finite key is chosen
+        return np.flatnonzero(np.isfinite(key))
+    owner = np.repeat(np.arange(len(counts)), counts)
+    table = np.full((len(counts), width), np.inf)
+    table[owner, np.arange(len(key)) - ptr[owner]] = key
+    col = np.argpartition(table, k - 1, axis=1)[:, :k]  # (Q, k), in no order
+    picked = np.take_along_axis(table, col, axis=1)
+    # the k-th smallest key of a row may tie with keys left out: ties go to the position
+    kth = picked.max(axis=1, keepdims=True)
+    if (np.isfinite(kth) & ((table == kth).sum(axis=1, keepdims=True) > 1)).any():
+        order = np.lexsort((np.arange(len(key)), key, owner))
+        rank = np.arange(len(order)) - ptr[owner[order]]
+        return np.sort(order[(rank < k) & np.isfinite(key[order])])
+    chosen = (ptr[:-1, None] + col)[np.isfinite(picked)]
+    return np.sort(chosen)
 
 
 def sample_importance(
@@ -34,17 +50,7 @@ def sample_importance(
     seed: int,
     edge_types: np.ndarray | None = None,
 ) -> Subgraphs:
-    graph = adj.graph
-    n = graph.num_nodes
-    batch = len(anchors)
-    slots = np.arange(batch, dtype=np.int64)
-    node_slot, node, rank = [slots], [anchors], [np.full(batch, -1.0)]
-    edge_slot, edge = [], []
-    visited = np.sort(slots * n + anchors)
-    frontier_slot, frontier = slots, anchors
-    for hop, fanout in enumerate(config.fanout):
-        if len(frontier) == 0:
-            break
+    def draw(frontier_slot: np.ndarray, frontier: np.ndarray, fanout: int) -> Drawn:
         cand = adj.candidates(
             frontier,
             cutoffs[frontier_slot],
@@ -53,35 +59,11 @@ def sample_importance(
             edge_types=edge_types,
         )
         slot = frontier_slot[cand.query]
-        w = graph.decay_weights(cand.edge, cutoffs[slot])
         u = uniform(seed, anchors[slot], cutoffs[slot], cand.edge)
+        w = cand.weight
         with np.errstate(divide="ignore"):
             key = np.where(w > 0, -np.log(u) / w, np.inf)
-        chosen = _top_k(cand.query, key, cand.ptr, fanout)
-        c_slot, c_other, c_key = slot[chosen], cand.other[chosen], key[chosen]
-        edge_slot.append(c_slot)
-        edge.append(cand.edge[chosen])
-        code = c_slot * n + c_other
-        fresh = ~np.isin(code, visited)
-        # one entry per new node: its best (smallest) key
-        order = np.lexsort((c_key[fresh], code[fresh]))
-        f_code, f_key = code[fresh][order], c_key[fresh][order]
-        first = np.ones(len(f_code), dtype=bool)
-        first[1:] = f_code[1:] != f_code[:-1]
-        f_code, f_key = f_code[first], f_key[first]
-        frontier_slot, frontier = f_code // n, f_code % n
-        node_slot.append(frontier_slot)
-        node.append(frontier)
-        rank.append(hop + f_key / (1.0 + f_key))  # hop first, then priority within the hop
-        visited = np.union1d(visited, f_code)
-    return assemble(
-        graph,
-        anchors,
-        cutoffs,
-        np.concatenate(node_slot),
-        np.concatenate(node),
-        np.concatenate(rank),
-        np.concatenate(edge_slot) if edge_slot else np.zeros(0, np.int64),
-        np.concatenate(edge) if edge else np.zeros(0, np.int64),
-        config.max_nodes,
-    )
+        chosen = _top_k(key, cand.ptr, fanout)
+        return Drawn(cand.query[chosen], cand.edge[chosen], cand.other[chosen], key[chosen])
+
+    return hop_by_hop(adj.graph, anchors, cutoffs, config.fanout, config.max_nodes, draw)

@@ -40,7 +40,7 @@ def sample_random_walks(
         cand = adj.candidates(
             current, c, direction=config.direction, cap=config.max_candidates, edge_types=edge_types
         )
-        w = graph.decay_weights(cand.edge, c[cand.query])
+        w = cand.weight
         cum = np.cumsum(w)
         base = np.concatenate([[0.0], cum])[cand.ptr[:-1]]
         total = np.concatenate([[0.0], cum])[cand.ptr[1:]] - base

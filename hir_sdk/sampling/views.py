@@ -7,9 +7,11 @@ same counter-based keys, then restricted to the teacher's nodes).
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
 from hir_sdk.errors import InputError
 from hir_sdk.graph.temporal_graph import TemporalGraph
@@ -18,6 +20,9 @@ from hir_sdk.sampling.config import SamplerConfig, ViewConfig
 from hir_sdk.sampling.importance import sample_importance
 from hir_sdk.sampling.random_walk import sample_random_walks
 from hir_sdk.sampling.subgraphs import Subgraphs, assemble
+from hir_sdk.sampling.uniform import sample_uniform
+
+MIN_PART = 128  # anchors: below it a thread's share is not worth the hand-over
 
 
 @dataclass(frozen=True)
@@ -27,12 +32,21 @@ class Views:
 
 
 class ViewSampler:
-    """Samples views for batches of (anchor, cutoff) pairs on one graph."""
+    """Samples views for batches of (anchor, cutoff) pairs on one graph.
 
-    def __init__(self, graph: TemporalGraph, config: SamplerConfig | None = None) -> None:
+    `threads` (default: torch's thread count at each call, which the loader's worker
+    processes set to 1) splits a large batch into contiguous parts sampled at once on a
+    thread pool (numpy releases the GIL in its array loops); a view depends only on its
+    anchor and cutoff, so the result is the same for any split.
+    """
+
+    def __init__(
+        self, graph: TemporalGraph, config: SamplerConfig | None = None, threads: int | None = None
+    ) -> None:
         self.graph = graph
         self.config = config or SamplerConfig()
         self.adjacency = VisibleAdjacency(graph)
+        self.threads = threads
 
     def _edge_types(self, view: ViewConfig) -> np.ndarray | None:
         if view.edge_types is None:
@@ -53,8 +67,26 @@ class ViewSampler:
                 f"anchor {self.graph.node_id(int(anchors[i]))} is created at "
                 f"{int(born[i])}, not before its cutoff {int(cutoffs[i])}"
             )
-        fn = sample_importance if view.strategy == "importance" else sample_random_walks
-        return fn(self.adjacency, anchors, cutoffs, view, self.config.seed, self._edge_types(view))
+        fn = {
+            "importance": sample_importance,
+            "rwr": sample_random_walks,
+            "uniform": sample_uniform,
+        }[view.strategy]
+        edge_types = self._edge_types(view)
+        threads = min(self.threads or torch.get_num_threads(), len(anchors) // MIN_PART)
+        if threads <= 1:
+            return fn(self.adjacency, anchors, cutoffs, view, self.config.seed, edge_types)
+        bounds = np.linspace(0, len(anchors), threads + 1).astype(np.int64)
+
+        def part(i: int) -> Subgraphs:
+            rows = slice(bounds[i], bounds[i + 1])
+            return fn(
+                self.adjacency, anchors[rows], cutoffs[rows], view, self.config.seed, edge_types
+            )
+
+        self.adjacency.prepare(view.direction)  # built once, before the threads
+        with ThreadPoolExecutor(threads) as pool:
+            return Subgraphs.concat(list(pool.map(part, range(threads))))
 
     def views(self, anchors: np.ndarray, cutoffs: np.ndarray) -> Views:
         teacher = self.sample(anchors, cutoffs, self.config.teacher)

@@ -17,6 +17,10 @@ CONFIGS = {
         teacher=ViewConfig(strategy="rwr", max_nodes=64),
         student=ViewConfig(strategy="rwr", walks=8, walk_length=3, max_nodes=16),
     ),
+    "uniform": SamplerConfig(
+        teacher=ViewConfig(strategy="uniform", fanout=(10, 5), max_nodes=64),
+        student=ViewConfig(strategy="uniform", fanout=(6,), max_nodes=16),
+    ),
     "mixed": SamplerConfig(
         teacher=ViewConfig(fanout=(12, 6, 3), max_nodes=80),
         student=ViewConfig(strategy="rwr", walks=6, max_nodes=12),
@@ -105,3 +109,14 @@ def test_config_validation():
         ViewConfig(strategy="bfs")
     with pytest.raises(ValueError, match="larger than the teacher"):
         SamplerConfig(teacher=ViewConfig(max_nodes=8), student=ViewConfig(max_nodes=9))
+
+
+@pytest.mark.parametrize("strategy", ["importance", "rwr", "uniform"])
+def test_threads_split_a_batch_without_changing_it(tiny_graph, strategy):
+    anchors, cutoffs = valid_anchors(tiny_graph, 300, seed=11)
+    view = ViewConfig(strategy=strategy, fanout=(6, 3), max_nodes=32)
+    one = ViewSampler(tiny_graph, threads=1).sample(anchors, cutoffs, view)
+    two = ViewSampler(tiny_graph, threads=2).sample(anchors, cutoffs, view)
+    assert len(anchors) >= 2 * 128  # split into two parts
+    for name in one.__dataclass_fields__:
+        assert np.array_equal(getattr(one, name), getattr(two, name)), name
