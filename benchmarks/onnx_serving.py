@@ -7,7 +7,7 @@ Side by side in one process, on the same inputs, with the same number of threads
 (`--threads`, 2): torch eager in inference mode (the encoder on its DENSE path, which
 the embedder uses on CPU and the export follows; uncompiled FLEX takes minutes per
 batch on CPU, see benchmarks/attention.py for compiled FLEX) and onnxruntime on the
-exported file through the serving API (`encode` / `score`: building the padded feeds
+exported file through the serving API (`encode` / `score`: building the feeds
 is included), CPU provider. With a GPU, also torch DENSE on CUDA and, when this
 onnxruntime build has the CUDA provider, onnxruntime on CUDA; the ratio column compares
 engines on the same device. `--models encoder` leaves out the online ranker, which needs

@@ -1,26 +1,34 @@
-"""The encoder in the padded layout ONNX exports: packed subgraphs -> one row per subgraph.
+"""The encoder as ONNX exports it: packed tokens, with attention over padded subgraphs.
 
 The trained `HierarchicalEncoder` reads a packed token sequence and pads it to
 `(B, N)` inside its DENSE attention path with data-dependent indexing. The exported
-graph takes that padding as its input instead (`encoder_feeds` builds it in numpy from
-the same `EncoderInputs`), so every shape in the graph is a plain dynamic dimension:
+graph keeps every per-token layer (node encoder, projections, MLPs) on the packed
+tokens, as the torch path does, and takes the indexing between the two layouts as
+inputs (`encoder_feeds` builds them in numpy from the same `EncoderInputs`, with the
+parameter-free neighbour-content step, as the structural encodings are), so every
+shape in the graph is a plain dynamic dimension:
 
 ```
-B subgraphs, N = largest subgraph, E edges; slot 0 of each row is the anchor
-node_type hop recency (B, N) long   rw (B, N, K)  stats (B, N, S)  content (B, N, D)
-has_content valid (B, N) bool       dhe (B, N, C)
-spd (B, N, N) long                  edge_index (B, N, N) long: the edge joining the pair,
-adjacency (B, N, N) float             E (the zero row) for none
-edge_type edge_age (E,) long        edge_weight (E,) float
+L tokens (subgraph after subgraph, anchor first), B subgraphs, N = largest subgraph
+node_type hop recency (L,) long   rw (L, K)  dhe (L, C)  content (L, D)  stats (L, S)
+has_content (L,) bool             neighbours (L, D): `node_encoder.neighbour_content`
+token (B, N) long: the token in each slot, L for padding      valid (B, N) bool
+slot (L,) long: each token's position b * N + n in the padded (B, N) layout
+spd (B, N, N) long                edge_index (B, N, N) long: the edge joining the pair,
+edge_type edge_age (E,) long        E (the zero row) for none; edge_weight (E,) float
 -> embedding (B, out_dim)  clusters (B, levels) long  logits_l (B, K_l) per level
 ```
-`PaddedEncoder` reuses the trained modules (node encoder, tables, attention weights,
-heads); only the glue that the packed path does by indexing is written again here, and
-`tests/export` checks the two against each other.
+Attention pads each layer's packed query-key-value rows by gathering `token` (a zero
+row for padding) and unpads its output by gathering `slot`: padded slots cost only in
+the attention itself, never in the per-token layers. `PackedEncoder` reuses the trained
+modules (node encoder, tables, attention weights, heads); only the glue that the packed
+path does by indexing is written again here, and `tests/export` checks the two against
+each other.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -31,14 +39,25 @@ from torch.nn import functional as F  # noqa: N812
 from hir_sdk.model import HierarchicalEncoder
 from hir_sdk.model.inputs import EncoderInputs
 
+# every input an encoder graph may take (`encoder_input_names` picks among them)
+KNOWN_INPUTS = (
+    *("node_type", "hop", "rw", "dhe", "recency", "has_content", "content", "neighbours"),
+    *("stats", "token", "valid", "slot", "spd", "edge_index"),
+    *("edge_type", "edge_weight", "edge_age"),
+)
+
 
 def encoder_input_names(encoder: HierarchicalEncoder) -> list[str]:
     """The graph's inputs, in order; content and stats only when the model has them."""
     c = encoder.config
-    names = ["node_type", "hop", "rw", "dhe", "recency", "valid", "has_content"]
-    names += ["content"] if c.content_dim else []
+    names = ["node_type", "hop", "rw", "dhe", "recency", "has_content"]
+    names += ["content", "neighbours"] if c.content_dim else []
     names += ["stats"] if c.stats_dim else []
-    return [*names, "spd", "edge_index", "adjacency", "edge_type", "edge_weight", "edge_age"]
+    return [
+        *names,
+        *("token", "valid", "slot", "spd", "edge_index"),
+        *("edge_type", "edge_weight", "edge_age"),
+    ]
 
 
 def encoder_output_names(encoder: HierarchicalEncoder) -> list[str]:
@@ -46,8 +65,8 @@ def encoder_output_names(encoder: HierarchicalEncoder) -> list[str]:
     return ["embedding", "clusters", *(f"logits_{level}" for level in range(levels))]
 
 
-class PaddedEncoder(nn.Module):
-    """`HierarchicalEncoder` (eval) on the padded inputs of `encoder_feeds`."""
+class PackedEncoder(nn.Module):
+    """`HierarchicalEncoder` (eval) on the inputs of `encoder_feeds`."""
 
     def __init__(self, encoder: HierarchicalEncoder) -> None:
         super().__init__()
@@ -57,23 +76,24 @@ class PaddedEncoder(nn.Module):
     def forward(self, *inputs: torch.Tensor) -> tuple[torch.Tensor, ...]:
         x = dict(zip(self.names, inputs, strict=True))
         enc, c = self.encoder, self.encoder.config
-        node_type = x["node_type"]
-        has_content = x["has_content"]
+        node_type, has_content = x["node_type"], x["has_content"]
         content = x.get("content", torch.zeros(*node_type.shape, 0))
-        neighbours = None
-        if c.content_dim:  # the packed path's neighbour_content: one propagation step
-            total = x["adjacency"] @ (content * has_content[..., None])
-            neighbours = F.normalize(total, dim=-1)
+        neighbours = x.get("neighbours")  # None without content
         stats = x.get("stats", torch.zeros(*node_type.shape, 0))
         h = enc.nodes.combine(
             node_type, x["dhe"], x["rw"], x["hop"], has_content, content, neighbours, stats
-        )
+        )  # (L, dim)
+        token, slot = x["token"], x["slot"]
+        batch, n = token.shape
         bias = self._bias(x, enc)
         for block in enc.blocks:
-            h = h + block.attn.out(_attend(block.attn.qkv(block.norm1(h)), bias, c.heads))
+            qkv = block.attn.qkv(block.norm1(h))  # (L, 3 * dim)
+            padded = _rows(torch.cat([qkv, qkv.new_zeros(1, qkv.shape[1])]), token)  # (B, N, 3d)
+            attended = _rows(_attend(padded, bias, c.heads).reshape(batch * n, -1), slot)  # (L, d)
+            h = h + block.attn.out(attended)
             h = h + block.mlp(block.norm2(h))
-        anchors = enc.norm(h)[:, 0]
-        z = enc.project(anchors, node_type[:, 0], track=False)
+        anchor = token[:, 0]
+        z = enc.project(enc.norm(h[anchor]), node_type[anchor], track=False)
         logits = enc.prototypes(z)
         clusters = torch.stack([lg.argmax(dim=1) for lg in logits], dim=1)
         return (z, clusters, *logits)
@@ -90,13 +110,22 @@ class PaddedEncoder(nn.Module):
         table = (spd[:, None, None, :] + types[None, :, None, :]) + ages[None, None, :, :]
         table = table.reshape(-1, heads)
         table = torch.cat([table, table.new_full((1, heads), float("-inf"))])  # (codes + 1, H)
-        node_type = x["node_type"]
+        token = x["token"]
+        node_type = _rows(torch.cat([x["node_type"], x["node_type"].new_zeros(1)]), token)
+        recency = _rows(torch.cat([x["recency"], x["recency"].new_zeros(1)]), token)
         pair = node_type[:, :, None] * s.num_types + node_type[:, None, :]
-        code = (x["spd"] * len(types) + pair) * len(ages) + x["recency"][:, None, :]
+        code = (x["spd"] * len(types) + pair) * len(ages) + recency[:, None, :]
         code = torch.where(x["valid"][:, None, :], code, table.shape[0] - 1)  # padded keys
         edges = s.edges(x["edge_type"], x["edge_weight"], x["edge_age"])
         edges = torch.cat([edges, edges.new_zeros(1, heads)])  # (E + 1, H): "no edge" last
-        return (table[code] + edges[x["edge_index"]]).permute(0, 3, 1, 2)
+        return (_rows(table, code) + _rows(edges, x["edge_index"])).permute(0, 3, 1, 2)
+
+
+def _rows(table: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """`table[index]` for an integer index of any shape, as one row gather (ONNX Gather,
+    which onnxruntime runs far faster than the GatherND that indexing exports to)."""
+    rows = table.index_select(0, index.reshape(-1))
+    return rows.reshape(*index.shape, *table.shape[1:])
 
 
 def _attend(qkv: torch.Tensor, bias: torch.Tensor, heads: int) -> torch.Tensor:
@@ -112,21 +141,23 @@ def _attend(qkv: torch.Tensor, bias: torch.Tensor, heads: int) -> torch.Tensor:
 
 
 def encoder_feeds(x: EncoderInputs, names: Sequence[str]) -> dict[str, np.ndarray]:
-    """The padded inputs `names` (`encoder_input_names`, or the names `encoder.onnx`
-    takes) of `PaddedEncoder` for a packed batch."""
+    """The inputs `names` (`encoder_input_names`, or the names `encoder.onnx` takes) of
+    `PackedEncoder` for a packed batch: its real tokens, and the padded layout's index."""
     a = {name: tensor.numpy() for name, tensor in vars(x).items()}
     offsets, doc, local = a["offsets"], a["doc"], a["local"]
     sizes = np.diff(offsets)
     batch, n = len(sizes), int(sizes.max()) if len(sizes) else 1
-    slot = np.arange(n)
-    valid = slot[None, :] < sizes[:, None]  # (B, N)
-    token = np.where(valid, offsets[:-1, None] + slot[None, :], 0)
-    feeds = {
-        name: a[name][token] for name in ("node_type", "hop", "rw", "dhe", "recency", "content")
-    }
-    feeds["stats"] = a["stats"][token]
-    feeds["has_content"] = a["has_content"][token] & valid
+    length = int(offsets[-1])  # the tokens after it pad the packed sequence: dropped
+    position = np.arange(n)
+    valid = position[None, :] < sizes[:, None]  # (B, N)
+    per_token = ("node_type", "hop", "rw", "dhe", "recency", "content", "stats", "has_content")
+    feeds = {name: a[name][:length] for name in per_token}
+    feeds["token"] = np.where(valid, offsets[:-1, None] + position[None, :], length)
     feeds["valid"] = valid
+    feeds["slot"] = doc[:length] * n + local[:length]
+    if "neighbours" in names:  # parameter-free, like the structural encodings
+        feeds["neighbours"] = _neighbour_content(x)[:length]
+    q = a["edge_q"]
     # pair blocks: the flat per-subgraph blocks (spd, and the edge joining each pair as
     # the packed path finds it) scattered into (B, N, N); padded pairs: spd 0, no edge
     pair_doc = np.repeat(np.arange(batch), sizes**2)
@@ -135,19 +166,12 @@ def encoder_feeds(x: EncoderInputs, names: Sequence[str]) -> dict[str, np.ndarra
     cell = (pair_doc * n + within // size) * n + within % size
     spd = np.zeros(batch * n * n, dtype=np.int64)
     spd[cell] = a["spd"]
-    edges = len(a["edge_q"])
+    edges = len(q)
     edge_index = np.full(batch * n * n, edges, dtype=np.int64)
     edge_index[cell] = _edge_codes(a, edges)
-    spd, edge_index = spd.reshape(batch, n, n), edge_index.reshape(batch, n, n)
-    q, k = a["edge_q"], a["edge_k"]  # each edge feeds both ends, as neighbour_content
-    cell = np.concatenate(
-        [(doc[q] * n + local[q]) * n + local[k], (doc[k] * n + local[k]) * n + local[q]]
-    )
-    adjacency = np.bincount(cell, minlength=batch * n * n).astype(np.float32).reshape(batch, n, n)
     feeds.update(
-        spd=spd,
-        edge_index=edge_index,
-        adjacency=adjacency,
+        spd=spd.reshape(batch, n, n),
+        edge_index=edge_index.reshape(batch, n, n),
         edge_type=a["edge_type"],
         edge_weight=a["edge_weight"],
         edge_age=a["edge_age"],
@@ -158,6 +182,29 @@ def encoder_feeds(x: EncoderInputs, names: Sequence[str]) -> dict[str, np.ndarra
         value = np.asarray(feeds[name])
         out[name] = np.ascontiguousarray(value, dtype=dtypes.get(value.dtype, np.int64))
     return out
+
+
+def _neighbour_content(x: EncoderInputs) -> np.ndarray:
+    """`node_encoder.neighbour_content` as one sparse (L, L) x (L, D) product: the same
+    sums, added in another order (float rounding apart), at a fraction of the time of
+    the torch path's ordered sum, which reproduces `index_add` bit for bit for training."""
+    target = torch.cat([x.edge_q, x.edge_k]).numpy()
+    source = torch.cat([x.edge_k, x.edge_q]).numpy()
+    length = len(x.content)
+    pairs, count = np.unique(target * length + source, return_counts=True)  # edges per pair
+    rows = np.zeros(length + 1, dtype=np.int64)
+    np.cumsum(np.bincount(pairs // length, minlength=length), out=rows[1:])
+    with warnings.catch_warnings():  # "sparse CSR support is in beta"
+        warnings.simplefilter("ignore", UserWarning)
+        adjacency = torch.sparse_csr_tensor(
+            torch.from_numpy(rows),
+            torch.from_numpy(pairs % length),
+            torch.from_numpy(count.astype(np.float32)),
+            (length, length),
+            check_invariants=True,
+        )
+        total = adjacency @ (x.content * x.has_content[:, None])
+    return F.normalize(total, dim=-1).numpy()
 
 
 def _edge_codes(a: dict[str, np.ndarray], edges: int) -> np.ndarray:

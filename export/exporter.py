@@ -15,7 +15,7 @@ import torch
 
 from hir_sdk.bom import Quantizer
 from hir_sdk.export.encoder_graph import (
-    PaddedEncoder,
+    PackedEncoder,
     encoder_feeds,
     encoder_input_names,
     encoder_output_names,
@@ -32,10 +32,11 @@ ENCODER_FILE = "encoder.onnx"
 QUANTIZER_FILE = "quantizer.onnx"
 RANKER_FILE = "ranker.onnx"
 
-# dynamic axes by input name: B subgraphs or rows, N tokens per subgraph, E edges,
-# R recent events
-_ENCODER_DIMS = {"spd": {0: "B", 1: "N", 2: "N"}, "edge_index": {0: "B", 1: "N", 2: "N"}}
-_ENCODER_DIMS["adjacency"] = _ENCODER_DIMS["spd"]
+# dynamic axes by input name: L tokens, B subgraphs or rows, N tokens per subgraph,
+# E edges, R recent events; the rest are per token
+_PAIRS = {0: "B", 1: "N", 2: "N"}
+_ENCODER_DIMS = {"spd": _PAIRS, "edge_index": _PAIRS, "token": {0: "B", 1: "N"}}
+_ENCODER_DIMS["valid"] = _ENCODER_DIMS["token"]
 _EDGE_INPUTS = ("edge_type", "edge_weight", "edge_age")
 _EVENT_INPUTS = ("item", "action", "age", "mask", "event_hir", "event_hir_found")
 
@@ -47,20 +48,20 @@ def export_encoder(
     fingerprint: str,
     extra: dict[str, object] | None = None,
 ) -> Path:
-    """`encoder.onnx`: packed subgraphs (padded by `encoder_feeds`) -> embeddings."""
+    """`encoder.onnx`: packed subgraphs (inputs from `encoder_feeds`) -> embeddings."""
     x = random_inputs([4, 3, 2], encoder.config, seed=0)
     example = encoder_feeds(x, encoder_input_names(encoder))
     specs = [
         TensorSpec.of(
             name,
             array,
-            {0: "E"} if name in _EDGE_INPUTS else _ENCODER_DIMS.get(name, {0: "B", 1: "N"}),
+            {0: "E"} if name in _EDGE_INPUTS else _ENCODER_DIMS.get(name, {0: "L"}),
         )
         for name, array in example.items()
     ]
     sizes = {"out_dim": encoder.config.out_dim, "prototypes": list(encoder.config.prototypes.sizes)}
     write_onnx(
-        PaddedEncoder(encoder),
+        PackedEncoder(encoder),
         example,
         specs,
         encoder_output_names(encoder),

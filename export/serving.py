@@ -24,7 +24,7 @@ import onnxruntime as ort
 import torch
 
 from hir_sdk.errors import InputError
-from hir_sdk.export.encoder_graph import encoder_feeds
+from hir_sdk.export.encoder_graph import KNOWN_INPUTS, encoder_feeds
 from hir_sdk.export.exporter import ENCODER_FILE, QUANTIZER_FILE, RANKER_FILE
 from hir_sdk.export.onnx_file import PREFIX, TensorSpec
 from hir_sdk.export.ranker_graph import ranker_feeds
@@ -137,7 +137,16 @@ class EncoderSession(OnnxModel):
 
     def run_encoder(self, x: EncoderInputs) -> dict[str, np.ndarray]:
         """Every output (embedding, clusters, logits per level) of a packed batch."""
-        return self.run(encoder_feeds(x, [s.name for s in self.inputs]))
+        names = [s.name for s in self.inputs]
+        unknown = sorted(set(names) - set(KNOWN_INPUTS))
+        if unknown:
+            raise InputError(
+                f"takes inputs this hir-sdk does not build ({', '.join(unknown)}): it was "
+                f"exported by another version (hir_sdk.version {self.meta.get('version')}); "
+                "export the run again with `hir export`",
+                file=self.path,
+            )
+        return self.run(encoder_feeds(x, names))
 
 
 class QuantizerSession(OnnxModel):

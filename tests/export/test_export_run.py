@@ -21,7 +21,7 @@ from hir_sdk.errors import InputError
 from hir_sdk.export import export_run, load_serving, read_metadata
 from hir_sdk.export.export_run import ExportResult
 from hir_sdk.export.parity import Parity
-from hir_sdk.export.serving import RankerSession
+from hir_sdk.export.serving import EncoderSession, RankerSession
 from hir_sdk.interests import embed_entities, write_embeddings
 from hir_sdk.model import Impl
 from hir_sdk.model.inputs import inputs_from_packed
@@ -113,6 +113,28 @@ def test_served_encoder_takes_any_number_of_subgraphs_and_nodes(
         shapes.add((x.batch_size, int(np.diff(x.offsets.numpy()).max())))
     assert len(shapes) == 3  # three different (B, N)
     assert encoder.provider == "CPUExecutionProvider" or torch.cuda.is_available()
+
+
+def test_an_encoder_exported_with_other_inputs_is_refused_by_name(
+    exported, export_run_dir, tiny_world, tmp_path
+):
+    """A file from another version's export contract gets one message, not a KeyError."""
+    model = onnx.load(exported.out / "encoder.onnx")
+    for entry in model.metadata_props:
+        if entry.key == "hir_sdk.inputs":
+            specs = json.loads(entry.value)
+            specs.append({"name": "adjacency", "dtype": "float32", "shape": ["B", "N", "N"]})
+            entry.value = json.dumps(specs)
+    onnx.save(model, tmp_path / "encoder.onnx")
+    embedder = Embedder(export_run_dir, tiny_world, "test_start")
+    picked = embedder.entities()[:3]
+    x = inputs_from_packed(
+        embedder.builder.build_view(
+            picked, np.full(3, embedder.as_of), embedder.sampler_config.teacher
+        )
+    )
+    with pytest.raises(InputError, match="adjacency.*exported by another version"):
+        EncoderSession(tmp_path / "encoder.onnx").encode(x)
 
 
 def test_served_quantizer_gives_the_index_tokens(exported, export_run_dir, tiny_world):

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from hir_sdk.bom import AdditiveQuantizer, ProductQuantizer, ResidualQuantizer
-from hir_sdk.export.encoder_graph import PaddedEncoder, encoder_feeds, encoder_input_names
+from hir_sdk.export.encoder_graph import PackedEncoder, encoder_feeds, encoder_input_names
 from hir_sdk.export.quantizer_graph import QuantizerGraph
 from hir_sdk.export.ranker_graph import RankerGraph, ranker_feeds, ranker_input_names
 from hir_sdk.model import HierarchicalEncoder, Impl
@@ -41,7 +41,7 @@ def _encoder(content_dim: int, stats_dim: int) -> HierarchicalEncoder:
 
 @pytest.mark.parametrize(("content_dim", "stats_dim"), [(12, 7), (0, 0)])
 @pytest.mark.parametrize("sizes", [[5, 3, 9, 1], [2], [17, 4]])
-def test_padded_encoder_equals_the_packed_encoder(content_dim, stats_dim, sizes):
+def test_the_export_graph_equals_the_packed_encoder(content_dim, stats_dim, sizes):
     encoder = _encoder(content_dim, stats_dim)
     x = random_inputs(sizes, encoder.config, seed=len(sizes), length=sum(sizes) + 3)
     names = encoder_input_names(encoder)
@@ -49,9 +49,10 @@ def test_padded_encoder_equals_the_packed_encoder(content_dim, stats_dim, sizes)
     assert list(feeds) == names
     assert ("content" in names) == bool(content_dim) and ("stats" in names) == bool(stats_dim)
     assert feeds["valid"].shape == (len(sizes), max(sizes))
+    assert len(feeds["node_type"]) == sum(sizes)  # the packed sequence's padding is dropped
     with torch.no_grad():
         ref = encoder(x, Impl.DENSE)
-        out = PaddedEncoder(encoder)(*(torch.from_numpy(feeds[n]) for n in names))
+        out = PackedEncoder(encoder)(*(torch.from_numpy(feeds[n]) for n in names))
     np.testing.assert_allclose(out[0].numpy(), ref.embedding.numpy(), atol=1e-5)
     for level, logits in enumerate(ref.logits):
         np.testing.assert_allclose(out[2 + level].numpy(), logits.numpy(), atol=1e-4)
@@ -69,7 +70,9 @@ def test_edge_index_follows_the_packed_edge_rule():
         block = ctx.edge_code[x.spd_offsets[b] : x.spd_offsets[b + 1]].numpy()
         np.testing.assert_array_equal(feeds["edge_index"][b, :size, :size].ravel(), block)
         assert (feeds["edge_index"][b, size:, :] == len(x.edge_q)).all()
-    assert feeds["adjacency"].sum() == 2 * len(x.edge_q)
+    assert feeds["neighbours"].shape == (sum(sizes), encoder.config.content_dim)
+    token, slot = feeds["token"], feeds["slot"]
+    assert (token.reshape(-1)[slot] == np.arange(len(slot))).all()  # slot inverts token
 
 
 def _clustered(n: int, dim: int, seed: int) -> np.ndarray:
