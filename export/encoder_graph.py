@@ -158,19 +158,16 @@ def encoder_feeds(x: EncoderInputs, names: Sequence[str]) -> dict[str, np.ndarra
     if "neighbours" in names:  # parameter-free, like the structural encodings
         feeds["neighbours"] = _neighbour_content(x)[:length]
     q = a["edge_q"]
-    # pair blocks: the flat per-subgraph blocks (spd, and the edge joining each pair as
-    # the packed path finds it) scattered into (B, N, N); padded pairs: spd 0, no edge
-    pair_doc = np.repeat(np.arange(batch), sizes**2)
-    within = np.arange(len(pair_doc)) - a["spd_offsets"][pair_doc]
-    size = sizes[pair_doc]
-    cell = (pair_doc * n + within // size) * n + within % size
-    spd = np.zeros(batch * n * n, dtype=np.int64)
-    spd[cell] = a["spd"]
+    # the flat per-subgraph spd blocks scattered into (B, N, N), padded pairs 0; the
+    # cells an edge joins get that edge's index, every other cell "no edge"
+    spd = np.zeros((batch, n, n), dtype=np.int64)
+    spd[valid[:, :, None] & valid[:, None, :]] = a["spd"]  # C order: block by block, rows
     edges = len(q)
     edge_index = np.full(batch * n * n, edges, dtype=np.int64)
-    edge_index[cell] = _edge_codes(a, edges)
+    pairs, codes = _edge_codes(a, n)
+    edge_index[pairs] = codes
     feeds.update(
-        spd=spd.reshape(batch, n, n),
+        spd=spd,
         edge_index=edge_index.reshape(batch, n, n),
         edge_type=a["edge_type"],
         edge_weight=a["edge_weight"],
@@ -191,6 +188,7 @@ def _neighbour_content(x: EncoderInputs) -> np.ndarray:
     target = torch.cat([x.edge_q, x.edge_k]).numpy()
     source = torch.cat([x.edge_k, x.edge_q]).numpy()
     length = len(x.content)
+    has_content = x.has_content.numpy()
     pairs, count = np.unique(target * length + source, return_counts=True)  # edges per pair
     rows = np.zeros(length + 1, dtype=np.int64)
     np.cumsum(np.bincount(pairs // length, minlength=length), out=rows[1:])
@@ -199,32 +197,28 @@ def _neighbour_content(x: EncoderInputs) -> np.ndarray:
         adjacency = torch.sparse_csr_tensor(
             torch.from_numpy(rows),
             torch.from_numpy(pairs % length),
-            torch.from_numpy(count.astype(np.float32)),
+            torch.from_numpy((count * has_content[pairs % length]).astype(np.float32)),
             (length, length),
             check_invariants=True,
         )
-        total = adjacency @ (x.content * x.has_content[:, None])
+        total = adjacency @ x.content  # sources without content weigh 0
     return F.normalize(total, dim=-1).numpy()
 
 
-def _edge_codes(a: dict[str, np.ndarray], edges: int) -> np.ndarray:
-    """(S,) edge index joining each flat pair, `edges` for none: the rule of
-    `StructuralBias.context` (own direction beats the reverse of another; then the
-    highest index)."""
-    sizes = np.diff(a["offsets"])
-
-    def pair_index(q: np.ndarray, k: np.ndarray) -> np.ndarray:
-        d = a["doc"][q]
-        return a["spd_offsets"][d] + a["local"][q] * sizes[d] + a["local"][k]
-
-    best = np.full(len(a["spd"]), -1, dtype=np.int64)
-    codes = np.arange(edges)
+def _edge_codes(a: dict[str, np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The padded (B, N, N) cells that an edge joins and the edge index each gets: the
+    rule of `StructuralBias.context` (own direction beats the reverse of another; then
+    the highest index). Only the edges' cells are touched, not every pair."""
+    doc, local = a["doc"], a["local"]
     q, k = a["edge_q"], a["edge_k"]
-    index = np.concatenate([pair_index(k, q), pair_index(q, k)])
-    ranked = np.concatenate([codes, codes + edges])
-    order = np.lexsort((ranked, index))  # by pair, then rank: each pair's max comes last
-    index, ranked = index[order], ranked[order]
-    last = np.append(index[1:] != index[:-1], True)
-    best[index[last]] = ranked[last]
-    code = np.where(best >= edges, best - edges, best)
-    return np.where(code >= 0, code, edges)
+    edges = len(q)
+    codes = np.arange(edges)
+    cell = np.concatenate(
+        [(doc[k] * n + local[k]) * n + local[q], (doc[q] * n + local[q]) * n + local[k]]
+    )
+    ranked = np.concatenate([codes, codes + edges])  # own direction ranks above reverse
+    order = np.lexsort((ranked, cell))  # by cell, then rank: each cell's best comes last
+    cell, ranked = cell[order], ranked[order]
+    last = np.append(cell[1:] != cell[:-1], True)
+    best = ranked[last]
+    return cell[last], np.where(best >= edges, best - edges, best)
