@@ -9,7 +9,8 @@ Per subgraph (treated as undirected for distances and walks):
 - node types (for node-type-pair biases) and, for direct edges, their type, decayed
   weight and time to the cutoff in log2-hour buckets.
 
-Everything is computed on a padded `(B, N, N)` stack in float32.
+Everything is computed on padded `(G, n, n)` stacks in float32, `G` subgraphs of similar
+size at a time, `n` the largest of them.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from hir_sdk.graph.temporal_graph import TemporalGraph
 from hir_sdk.sampling.subgraphs import Subgraphs
 
 AGE_BUCKETS = 16  # log2(1 + hours): 0 .. 15, the last bucket open-ended
+SIZE_GROUP = 64  # subgraphs padded together by `encode`
 
 
 @dataclass(frozen=True)
@@ -136,20 +138,51 @@ def walk_encodings(
 
 
 def encode(graph: TemporalGraph, sub: Subgraphs, config: EncodingConfig | None = None) -> Encodings:
+    """The encodings of every subgraph of `sub`. Subgraphs are padded in groups of
+    `SIZE_GROUP` of similar size (sorted by size), not all to the largest: the walk-matrix
+    powers cost the cube of the padded size."""
     config = config or EncodingConfig()
-    sizes = sub.sizes()
-    adj, mask = padded_adjacency(sub)
-    spd, rw = walk_encodings(adj, mask, config.max_distance, config.rw_steps)
-    valid = mask.reshape(-1)
-    blocks = [spd[b, :n, :n].reshape(-1) for b, n in enumerate(sizes.tolist())]
-    spd_offsets = np.zeros(sub.batch_size + 1, dtype=np.int64)
-    np.cumsum(sizes.astype(np.int64) ** 2, out=spd_offsets[1:])
+    sizes = sub.sizes().astype(np.int64)
+    batch = sub.batch_size
+    spd_offsets = np.zeros(batch + 1, dtype=np.int64)
+    np.cumsum(sizes**2, out=spd_offsets[1:])
+    spd = np.empty(int(spd_offsets[-1]), dtype=np.int8)
+    hop = np.empty(len(sub.nodes), dtype=np.int8)
+    rw = np.empty((len(sub.nodes), config.rw_steps), dtype=np.float32)
+    edge_slot = np.repeat(np.arange(batch), np.diff(sub.edge_offsets))
+    by_size = np.argsort(sizes, kind="stable")
+    for first in range(0, batch, SIZE_GROUP):
+        group = by_size[first : first + SIZE_GROUP]
+        s = sizes[group]
+        n = max(int(s.max()), 1)
+        local = np.full(batch, -1, dtype=np.int64)
+        local[group] = np.arange(len(group))
+        edge = local[edge_slot] >= 0
+        adj = np.zeros((len(group), n, n), dtype=np.float32)
+        at = local[edge_slot[edge]]
+        adj[at, sub.edge_src[edge], sub.edge_dst[edge]] = 1.0
+        adj[at, sub.edge_dst[edge], sub.edge_src[edge]] = 1.0
+        idx = np.arange(n)
+        adj[:, idx, idx] = 0.0  # self-loops carry no structure
+        mask = idx[None, :] < s[:, None]  # (G, n)
+        dist, walks = walk_encodings(adj, mask, config.max_distance, config.rw_steps)
+        # C order: subgraph by subgraph, row by row, as the flat outputs are laid out
+        blocks = np.repeat(spd_offsets[group], s**2) + _ranges(s**2)
+        spd[blocks] = dist[mask[:, :, None] & mask[:, None, :]]
+        tokens = np.repeat(sub.offsets[group], s) + _ranges(s)
+        hop[tokens] = dist[:, 0, :][mask]
+        rw[tokens] = walks[mask]
     slot = np.repeat(np.arange(sub.batch_size), np.diff(sub.edge_offsets))
     return Encodings(
         node_type=graph.node_type_of(sub.nodes).astype(np.int64),
-        hop=spd[:, 0, :].reshape(-1)[valid].astype(np.int8),
-        rw=rw.reshape(-1, config.rw_steps)[valid],
-        spd=np.concatenate(blocks) if blocks else np.zeros(0, np.int8),
+        hop=hop,
+        rw=rw,
+        spd=spd,
         spd_offsets=spd_offsets,
         edge_age_bucket=age_buckets(sub.cutoffs[slot] - sub.edge_ts),
     )
+
+
+def _ranges(lengths: np.ndarray) -> np.ndarray:
+    """0..l-1 for each l of `lengths`, concatenated."""
+    return np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
