@@ -103,7 +103,7 @@ def main() -> int:
     config = SamplerConfig()
     sampler = ViewSampler(graph, config)
     began = time.perf_counter()
-    sampler.adjacency.prepare("both")  # CSR-ordered keys and edge attributes, once
+    sampler.adjacency.directions("both")  # CSR-ordered keys and edge attributes, once
     ours_setup_s = time.perf_counter() - began
     began = time.perf_counter()
     peer = TorchTemporalSampler(graph.src, graph.dst, graph.ts, graph.num_nodes)

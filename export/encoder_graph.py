@@ -39,7 +39,7 @@ from torch.nn import functional as F  # noqa: N812
 from hir_sdk.model import HierarchicalEncoder
 from hir_sdk.model.inputs import EncoderInputs
 
-# every input an encoder graph may take (`encoder_input_names` picks among them)
+# every input an encoder graph may take, in order (`encoder_input_names` picks among them)
 KNOWN_INPUTS = (
     *("node_type", "hop", "rw", "dhe", "recency", "has_content", "content", "neighbours"),
     *("stats", "token", "valid", "slot", "spd", "edge_index"),
@@ -50,14 +50,9 @@ KNOWN_INPUTS = (
 def encoder_input_names(encoder: HierarchicalEncoder) -> list[str]:
     """The graph's inputs, in order; content and stats only when the model has them."""
     c = encoder.config
-    names = ["node_type", "hop", "rw", "dhe", "recency", "has_content"]
-    names += ["content", "neighbours"] if c.content_dim else []
-    names += ["stats"] if c.stats_dim else []
-    return [
-        *names,
-        *("token", "valid", "slot", "spd", "edge_index"),
-        *("edge_type", "edge_weight", "edge_age"),
-    ]
+    left_out = set() if c.content_dim else {"content", "neighbours"}
+    left_out |= set() if c.stats_dim else {"stats"}
+    return [name for name in KNOWN_INPUTS if name not in left_out]
 
 
 def encoder_output_names(encoder: HierarchicalEncoder) -> list[str]:
@@ -157,12 +152,11 @@ def encoder_feeds(x: EncoderInputs, names: Sequence[str]) -> dict[str, np.ndarra
     feeds["slot"] = doc[:length] * n + local[:length]
     if "neighbours" in names:  # parameter-free, like the structural encodings
         feeds["neighbours"] = _neighbour_content(x)[:length]
-    q = a["edge_q"]
     # the flat per-subgraph spd blocks scattered into (B, N, N), padded pairs 0; the
     # cells an edge joins get that edge's index, every other cell "no edge"
     spd = np.zeros((batch, n, n), dtype=np.int64)
     spd[valid[:, :, None] & valid[:, None, :]] = a["spd"]  # C order: block by block, rows
-    edges = len(q)
+    edges = len(a["edge_q"])
     edge_index = np.full(batch * n * n, edges, dtype=np.int64)
     pairs, codes = _edge_codes(a, n)
     edge_index[pairs] = codes

@@ -21,6 +21,7 @@ from functools import cached_property
 import numpy as np
 
 from hir_sdk.graph.temporal_graph import TemporalGraph
+from hir_sdk.sampling.ranges import ranges
 
 
 @dataclass(frozen=True)
@@ -93,11 +94,11 @@ class VisibleAdjacency:
     def into(self) -> Direction:
         return self._direction(self.graph.in_ptr, self.graph.in_eid, self.graph.src)
 
-    def prepare(self, direction: str) -> None:
-        """Build the CSR-ordered arrays `direction` reads (else the first search does)."""
-        for name in ("out", "in"):
-            if direction in (name, "both"):
-                getattr(self, "out" if name == "out" else "into")
+    def directions(self, direction: str) -> list[Direction]:
+        """The CSRs `direction` reads, "out" first; each is built on first use, so
+        calling this before handing the sampler to threads builds them once."""
+        out = [self.out] if direction in ("out", "both") else []
+        return out + ([self.into] if direction in ("in", "both") else [])
 
     def runs(
         self, nodes: np.ndarray, cutoffs: np.ndarray, *, direction: str, cap: int
@@ -109,10 +110,9 @@ class VisibleAdjacency:
         query_key = nodes * self._span + (cutoffs - self._t0)
         target = nodes * self._span + np.clip(cutoffs - self._t0, 0, self._span - 1)
         out = []
-        for name, d in (("out", self.out), ("in", self.into)):
-            if direction in (name, "both"):
-                end = search_runs(d.keys, d.ptr[nodes], d.ptr[nodes + 1], target)
-                out.append(Runs(d, np.maximum(d.ptr[nodes], end - cap), end, query_key))
+        for d in self.directions(direction):
+            end = search_runs(d.keys, d.ptr[nodes], d.ptr[nodes + 1], target)
+            out.append(Runs(d, np.maximum(d.ptr[nodes], end - cap), end, query_key))
         return out
 
     def candidates(
@@ -138,9 +138,7 @@ class VisibleAdjacency:
         base = ptr[:-1].copy()  # each query's out edges first, then its in edges
         for r, count in zip(runs, counts, strict=True):
             owner = np.repeat(np.arange(len(count), dtype=np.int64), count)
-            step = np.arange(len(owner), dtype=np.int64) - np.repeat(
-                np.cumsum(count) - count, count
-            )
+            step = ranges(count)
             at, pos = base[owner] + step, r.start[owner] + step
             d = r.direction
             edge[at], other[at], etype[at], weight[at] = (
@@ -157,6 +155,5 @@ class VisibleAdjacency:
             query, edge, other = query[keep], edge[keep], other[keep]
             etype, weight, age = etype[keep], weight[keep], age[keep]
             ptr[1:] = np.cumsum(np.bincount(query, minlength=len(ptr) - 1))
-        # TemporalGraph.decay_weights, term for term
-        decayed = weight * np.exp2(-age / self.graph.half_life_s[etype])
+        decayed = self.graph.decayed(weight, age, etype)
         return Candidates(query=query, edge=edge, other=other, weight=decayed, ptr=ptr)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hir_sdk.graph.temporal_graph import TemporalGraph
+from hir_sdk.sampling.ranges import ranges
 from hir_sdk.sampling.subgraphs import Subgraphs
 
 AGE_BUCKETS = 16  # log2(1 + hours): 0 .. 15, the last bucket open-ended
@@ -61,15 +62,21 @@ def age_buckets(age_s: np.ndarray) -> np.ndarray:
     return np.minimum(np.floor(np.log2(1.0 + hours)), AGE_BUCKETS - 1).astype(np.int8)
 
 
-def padded_adjacency(sub: Subgraphs) -> tuple[np.ndarray, np.ndarray]:
-    """(B, N, N) symmetric 0/1 float32 adjacency and (B, N) validity mask."""
-    sizes = sub.sizes()
+def padded_adjacency(
+    sub: Subgraphs, group: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(G, n, n) symmetric 0/1 float32 adjacency and (G, n) validity mask of the
+    subgraphs `group` (default: all, in order), padded to the largest of them."""
+    group = np.arange(sub.batch_size) if group is None else np.asarray(group)
+    sizes = sub.sizes()[group]
     n_max = int(sizes.max(initial=1))
-    batch = sub.batch_size
-    adj = np.zeros((batch, n_max, n_max), dtype=np.float32)
-    slot = np.repeat(np.arange(batch), np.diff(sub.edge_offsets))
-    adj[slot, sub.edge_src, sub.edge_dst] = 1.0
-    adj[slot, sub.edge_dst, sub.edge_src] = 1.0
+    at = np.full(sub.batch_size, -1, dtype=np.int64)
+    at[group] = np.arange(len(group))
+    slot = at[np.repeat(np.arange(sub.batch_size), np.diff(sub.edge_offsets))]
+    edge = slot >= 0
+    adj = np.zeros((len(group), n_max, n_max), dtype=np.float32)
+    adj[slot[edge], sub.edge_src[edge], sub.edge_dst[edge]] = 1.0
+    adj[slot[edge], sub.edge_dst[edge], sub.edge_src[edge]] = 1.0
     idx = np.arange(n_max)
     adj[:, idx, idx] = 0.0  # self-loops carry no structure
     mask = idx[None, :] < sizes[:, None]
@@ -149,27 +156,16 @@ def encode(graph: TemporalGraph, sub: Subgraphs, config: EncodingConfig | None =
     spd = np.empty(int(spd_offsets[-1]), dtype=np.int8)
     hop = np.empty(len(sub.nodes), dtype=np.int8)
     rw = np.empty((len(sub.nodes), config.rw_steps), dtype=np.float32)
-    edge_slot = np.repeat(np.arange(batch), np.diff(sub.edge_offsets))
     by_size = np.argsort(sizes, kind="stable")
     for first in range(0, batch, SIZE_GROUP):
         group = by_size[first : first + SIZE_GROUP]
         s = sizes[group]
-        n = max(int(s.max()), 1)
-        local = np.full(batch, -1, dtype=np.int64)
-        local[group] = np.arange(len(group))
-        edge = local[edge_slot] >= 0
-        adj = np.zeros((len(group), n, n), dtype=np.float32)
-        at = local[edge_slot[edge]]
-        adj[at, sub.edge_src[edge], sub.edge_dst[edge]] = 1.0
-        adj[at, sub.edge_dst[edge], sub.edge_src[edge]] = 1.0
-        idx = np.arange(n)
-        adj[:, idx, idx] = 0.0  # self-loops carry no structure
-        mask = idx[None, :] < s[:, None]  # (G, n)
+        adj, mask = padded_adjacency(sub, group)
         dist, walks = walk_encodings(adj, mask, config.max_distance, config.rw_steps)
         # C order: subgraph by subgraph, row by row, as the flat outputs are laid out
-        blocks = np.repeat(spd_offsets[group], s**2) + _ranges(s**2)
+        blocks = np.repeat(spd_offsets[group], s**2) + ranges(s**2)
         spd[blocks] = dist[mask[:, :, None] & mask[:, None, :]]
-        tokens = np.repeat(sub.offsets[group], s) + _ranges(s)
+        tokens = np.repeat(sub.offsets[group], s) + ranges(s)
         hop[tokens] = dist[:, 0, :][mask]
         rw[tokens] = walks[mask]
     slot = np.repeat(np.arange(sub.batch_size), np.diff(sub.edge_offsets))
@@ -181,8 +177,3 @@ def encode(graph: TemporalGraph, sub: Subgraphs, config: EncodingConfig | None =
         spd_offsets=spd_offsets,
         edge_age_bucket=age_buckets(sub.cutoffs[slot] - sub.edge_ts),
     )
-
-
-def _ranges(lengths: np.ndarray) -> np.ndarray:
-    """0..l-1 for each l of `lengths`, concatenated."""
-    return np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)

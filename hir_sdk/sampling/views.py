@@ -84,7 +84,7 @@ class ViewSampler:
                 self.adjacency, anchors[rows], cutoffs[rows], view, self.config.seed, edge_types
             )
 
-        self.adjacency.prepare(view.direction)  # built once, before the threads
+        self.adjacency.directions(view.direction)  # built once, before the threads
         with ThreadPoolExecutor(threads) as pool:
             return Subgraphs.concat(list(pool.map(part, range(threads))))
 
