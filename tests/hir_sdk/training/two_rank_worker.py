@@ -9,7 +9,8 @@ stopped with, its step, its best validation loss and a hash of its cluster queue
 
 A rank then stays alive until both ranks have reported, as a GPU rank would: a process
 that exits closes its gloo connections, which wakes a peer that NCCL would leave waiting.
-It exits with status 1 if it stopped with an error.
+It then leaves its process group, as `hir fit` does, and exits with status 1 if it
+stopped with an error.
 
     python -m tests.hir_sdk.training.two_rank_worker DATA RUN OUT
 """
@@ -23,6 +24,8 @@ import json
 import sys
 import time
 from pathlib import Path
+
+import torch
 
 from hir_sdk.training import Trainer
 from hir_sdk.training import trainer as trainer_module
@@ -82,6 +85,9 @@ def main(data: str, run: str, out: str) -> int:
     Path(out, f"rank{rank}.json").write_text(json.dumps(report))
     while not all(Path(out, f"rank{r}.json").exists() for r in range(size)):
         time.sleep(0.05)  # the test's process timeout bounds this
+    # as `hir fit` does: a process group left to interpreter teardown can abort the
+    # process ("terminate called without an active exception") instead of exiting
+    torch.distributed.destroy_process_group()
     if failure is not None:
         print(f"rank {rank}: {failure!r}", file=sys.stderr)
         return 1
