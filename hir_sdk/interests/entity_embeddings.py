@@ -7,14 +7,20 @@ OUT/
   prototypes.npz       level_0 (K_0, D), level_1 (K_1, D), ...   unit-norm interest prototypes
   quantizer/           the additive quantizer the tokens come from (hir_sdk.bom)
   meta.json            SDK version, run, checkpoint step, data fingerprint, as_of, counts,
-                       quantizer sizes and its relative reconstruction error
+                       quantizer sizes and its relative reconstruction error, and
+                       bom_fit_rows (how many rows the quantizer was fitted on)
 ```
 `embed_entities` returns the same as an `EntityEmbeddings` (a polars table, `to_arrow()`
 for pyarrow); `write_embeddings` / `read_embeddings` store and load it, atomically.
-The quantizer is fitted on the embeddings it encodes, all of which are as of `as_of`, so
-the tokens are as leak-free as the embeddings. A row's `as_of` column is the time it was
-embedded at: the snapshot's time, except in creation snapshots
-(`hir_sdk.interests.arrivals.embed_on_creation`), whose rows each have their own.
+The quantizer is fitted on the embeddings it encodes (on a seeded sample of at most
+`FIT_ROWS_PER_CODEWORD` rows per codeword when there are more), all of which are as of
+`as_of`, so the tokens are as leak-free as the embeddings. Under `torchrun`
+(`across_ranks=True`) the ranks share the embedding and the encoding, rank 0 fits the
+quantizer, and the snapshot is bit-identical to one process's.
+
+A row's `as_of` column is the time it was embedded at: the snapshot's time, except in
+creation snapshots (`hir_sdk.interests.arrivals.embed_on_creation`), whose rows each have
+their own.
 """
 
 from __future__ import annotations
@@ -31,16 +37,21 @@ import pyarrow as pa
 
 from hir_sdk import __version__
 from hir_sdk.bom import AdditiveQuantizer, codebook_size
+from hir_sdk.bom.additive import ENCODE_ROWS
 from hir_sdk.errors import InputError
 from hir_sdk.io.atomic import atomic_output_dir
 from hir_sdk.io.output_folder import Inputs
 from hir_sdk.schema.manifest import iso_time
+from hir_sdk.training.distributed import batches_of_rank, from_rank_zero, gather_batches
 from hir_sdk.training.embedder import Embedder
 
 TABLE_FILE = "embeddings.parquet"
 PROTOTYPES_FILE = "prototypes.npz"
 QUANTIZER_DIR = "quantizer"
 META_FILE = "meta.json"
+# most training rows per codeword of a BoM fit, as in faiss's k-means
+# (max_points_per_centroid): more rows cost fit time and barely move the codebooks
+FIT_ROWS_PER_CODEWORD = 256
 
 
 @dataclass(frozen=True)
@@ -91,12 +102,15 @@ def embed_entities(
     codewords: int = 256,
     seed: int = 0,
     embedder: Embedder | None = None,
+    across_ranks: bool = False,
 ) -> EntityEmbeddings:
     """Embed every entity of `node_types` (default: all) that exists at `as_of` with a
     trained run, cluster it at each prototype level and give it BoM tokens. `embedder`:
-    one of the same run, checkpoint and data to reuse (moved to `as_of`, `Embedder.at`)."""
+    one of the same run, checkpoint and data to reuse (moved to `as_of`, `Embedder.at`).
+    `across_ranks`: every rank of a `torchrun` group calls this alike and gets the same
+    snapshot (ignored with `embedder`, which says it itself)."""
     if embedder is None:
-        embedder = Embedder(run, data, as_of, checkpoint=checkpoint)
+        embedder = Embedder(run, data, as_of, checkpoint=checkpoint, across_ranks=across_ranks)
     else:
         embedder = embedder.at(as_of)
     nodes = embedder.entities(node_types)
@@ -108,8 +122,48 @@ def embed_entities(
     size = codebook_size(len(z), codewords)
     if len(z) < 2 * size:
         raise InputError(f"only {len(z)} entities: too few to fit BoM codebooks")
-    quantizer = AdditiveQuantizer(codebooks, size).fit(z, seed=seed)
-    return snapshot_of(embedder, nodes, z, logits, quantizer, run=run, checkpoint=checkpoint)
+    sample = fit_sample(len(z), size, seed)
+
+    def fit() -> AdditiveQuantizer:
+        return AdditiveQuantizer(codebooks, size).fit(z[sample], seed=seed)
+
+    quantizer = from_rank_zero(fit) if embedder.across_ranks else fit()
+    codes = encode_rows(quantizer, z, across_ranks=embedder.across_ranks)
+    return snapshot_of(
+        embedder,
+        nodes,
+        z,
+        logits,
+        quantizer,
+        run=run,
+        checkpoint=checkpoint,
+        codes=codes,
+        meta={"bom_fit_rows": len(sample)},
+    )
+
+
+def fit_sample(rows: int, codewords: int, seed: int) -> np.ndarray:
+    """Sorted rows a BoM fit of `codewords` codewords trains on: all `rows`, or a sample of
+    `FIT_ROWS_PER_CODEWORD * codewords` drawn with `seed` when there are more."""
+    most = FIT_ROWS_PER_CODEWORD * codewords
+    if rows <= most:
+        return np.arange(rows)
+    return np.sort(np.random.default_rng([seed, 0xB0F]).choice(rows, most, replace=False))
+
+
+def encode_rows(
+    quantizer: AdditiveQuantizer, z: np.ndarray, *, across_ranks: bool = False
+) -> np.ndarray:
+    """(N, M) codes of `z`; `across_ranks`: each rank of the group encodes its round-robin
+    share of `ENCODE_ROWS`-row blocks and every rank gets them all (a row's codes do not
+    depend on the others, so they are the same as one process's)."""
+    if not across_ranks:
+        return quantizer.encode(z)
+    parts = [
+        quantizer.encode(z[lo : lo + ENCODE_ROWS]) for lo in batches_of_rank(len(z), ENCODE_ROWS)
+    ]
+    mine = np.concatenate(parts) if parts else np.zeros((0, quantizer.num_codebooks), np.int64)
+    return gather_batches(mine, len(z), ENCODE_ROWS)
 
 
 def snapshot_of(
@@ -123,16 +177,19 @@ def snapshot_of(
     checkpoint: str,
     meta: dict[str, Any] | None = None,
     times: np.ndarray | None = None,
+    codes: np.ndarray | None = None,
 ) -> EntityEmbeddings:
     """The snapshot of `nodes` embedded by `embedder` (`z`, cluster `logits`), with BoM
     tokens from `quantizer`; `meta` adds keys to the metadata. `times`: each row's own
     `as_of` when the rows were embedded at different times (default the embedder's); the
-    snapshot's `as_of` is then the earliest of them."""
+    snapshot's `as_of` is then the earliest of them. `codes`: the quantizer's codes of `z`
+    when already at hand."""
     graph = embedder.graph
     if times is None:
         times = np.full(len(nodes), embedder.as_of, dtype=np.int64)
     as_of = int(times.min()) if len(times) else embedder.as_of
-    codes = quantizer.encode(z)  # the slow step: done once, for the tokens and the error
+    if codes is None:
+        codes = quantizer.encode(z)  # done once, for the tokens and the error
     tokens = quantizer.tokens(codes)
     codebooks = int(quantizer.num_codebooks)
     types = np.asarray(graph.node_types)[graph.node_type_of(nodes)]

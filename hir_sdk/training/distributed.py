@@ -1,4 +1,5 @@
-"""Data-parallel training under `torchrun`: process group set-up and gradient averaging.
+"""Data-parallel training and embedding under `torchrun`: process group set-up, gradient
+averaging and the collectives both use.
 
 Each of `world_size` ranks trains on its share of every batch (anchors `rank::world_size`
 of the same global batch, and likewise for engagement pairs), then the gradients are
@@ -20,6 +21,11 @@ Rules every rank keeps, so that no rank waits forever for another:
   teacher embeddings on every rank (`gather_shares`), each rank validates the same inputs
   and the metrics are averaged (`mean_over_ranks`), so the validation loss, and with it
   the checkpoint kept as `best.pt`, do not depend on the number of ranks.
+
+Data-parallel embedding (`hir embed` under `torchrun`) deals whole batches round-robin:
+rank `r` embeds batches `r, r + W, ...` of the one-process batching and `gather_batches`
+puts them back in order on every rank, so every row is computed in the very batch it would
+be in alone and the result is bit-identical for any number of ranks.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import os
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
+import numpy as np
 import torch
 import torch.distributed as dist
 
@@ -127,6 +134,60 @@ def on_rank_zero(action: Callable[[], T]) -> T | None:
     if failed.item():
         raise RankZeroFailed("rank 0 failed to write the run folder (its log says why)")
     return result
+
+
+def from_rank_zero(action: Callable[[], T]) -> T:
+    """Run `action` on rank 0 only and give its result to every rank (pickled, one
+    broadcast), so that all ranks go on with the very same object (e.g. a fitted
+    quantizer) even where their arithmetic would differ. A failure stops every rank, as
+    in `on_rank_zero`. Alone, just `action()`. A collective: every rank calls it."""
+    _, size = world()
+    if size == 1:
+        return action()
+    box = [on_rank_zero(action)]  # the result on rank 0, None on the others
+    dist.broadcast_object_list(box, src=0, device=_collective_device())
+    return box[0]
+
+
+def batches_of_rank(total: int, batch: int) -> list[int]:
+    """Start rows of the `batch`-row batches of `total` rows that this rank handles:
+    batches `rank, rank + W, ...` (all of them when alone)."""
+    rank, size = world()
+    return list(range(0, total, batch))[rank::size]
+
+
+def gather_batches(part: np.ndarray, total: int, batch: int) -> np.ndarray:
+    """The whole `total`-row array, on every rank, from each rank's `part`: the rows of its
+    batches (`batches_of_rank(total, batch)`) stacked in order. The identity when alone.
+
+    ```
+    W = 2, total = 5, batch = 2:  rank 0 holds rows 0 1 | 4,  rank 1 rows 2 3
+    padded to the longest share, gathered, then each rank's rows put back in place
+    ```
+    """
+    _, size = world()
+    if size == 1:
+        return part
+    starts = np.arange(0, total, batch)
+    rows = [  # the rows each rank holds, in its order
+        np.concatenate(
+            [np.arange(s, min(s + batch, total)) for s in starts[r::size]] + [[]]
+        ).astype(np.int64)
+        for r in range(size)
+    ]
+    if len(part) != len(rows[dist.get_rank()]):
+        raise ValueError(f"gather_batches: {len(part)} rows, not this rank's batches' rows")
+    most = max(len(r) for r in rows)
+    padded = np.zeros((most, *part.shape[1:]), dtype=part.dtype)
+    padded[: len(part)] = part
+    device = _collective_device()
+    mine = torch.from_numpy(padded).to(device)
+    pieces = [torch.empty_like(mine) for _ in range(size)]
+    dist.all_gather(pieces, mine)
+    whole = np.empty((total, *part.shape[1:]), dtype=part.dtype)
+    for r, piece in enumerate(pieces):
+        whole[rows[r]] = piece.cpu().numpy()[: len(rows[r])]
+    return whole
 
 
 def mean_over_ranks(values: dict[str, float]) -> dict[str, float]:

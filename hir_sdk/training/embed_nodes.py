@@ -23,6 +23,7 @@ from hir_sdk.model import HierarchicalEncoder, Impl
 from hir_sdk.model.inputs import EncoderInputs, inputs_from_packed
 from hir_sdk.sampling.config import ViewConfig
 from hir_sdk.sampling.loader import BatchBuilder
+from hir_sdk.training.distributed import batches_of_rank, gather_batches
 
 _lowered = threading.Lock()  # held by the call that has lowered torch's thread count
 
@@ -55,11 +56,15 @@ def embed_nodes(
     *,
     impl: Impl = Impl.AUTO,
     batch_size: int = 256,
+    across_ranks: bool = False,
 ) -> tuple[np.ndarray, list[np.ndarray]]:
     """`(z (N, out_dim), [logits (N, K_l) per level])` of `nodes` as of `cutoffs`.
 
     Views only hold edges before each cutoff, and a node's view does not depend on the
     batch it is in (counter-based sampling), so the result is the same for any batch size.
+    `across_ranks`: every rank of the process group (`torchrun`) calls this with the same
+    arguments, embeds its round-robin share of the batches and gets the whole result,
+    bit-identical to one process's (`training.distributed.gather_batches`).
     """
     nodes = np.asarray(nodes, dtype=np.int64)
     cutoffs = np.asarray(cutoffs, dtype=np.int64)
@@ -68,7 +73,8 @@ def embed_nodes(
     if cutoffs.shape != nodes.shape:
         raise ValueError("embed: nodes and cutoffs must have the same length")
     device = next(model.parameters()).device
-    starts = list(range(0, len(nodes), batch_size))
+    whole = range(0, len(nodes), batch_size)
+    starts = batches_of_rank(len(nodes), batch_size) if across_ranks else list(whole)
 
     def prepare(lo: int) -> EncoderInputs:
         rows = slice(lo, lo + batch_size)
@@ -79,15 +85,24 @@ def embed_nodes(
     z, logits = [], []
     try:
         with _a_core_for_the_sampler(device), ThreadPoolExecutor(max_workers=1) as sampler:
-            pending = sampler.submit(prepare, starts[0])
-            for lo in starts:
+            upcoming = iter(starts)
+            first = next(upcoming, None)
+            pending = None if first is None else sampler.submit(prepare, first)
+            while pending is not None:
                 x = pending.result()
-                if lo + batch_size < len(nodes):
-                    pending = sampler.submit(prepare, lo + batch_size)
+                following = next(upcoming, None)
+                pending = None if following is None else sampler.submit(prepare, following)
                 out = model(x.to(device), impl)
                 z.append(out.embedding.float().cpu().numpy())
                 logits.append([lg.float().cpu().numpy() for lg in out.logits])
     finally:
         model.train(was_training)
+    if not starts:  # a rank with no batch of its own (fewer batches than ranks)
+        z = [np.zeros((0, model.config.out_dim), np.float32)]
+        logits = [[np.zeros((0, p.shape[0]), np.float32) for p in model.prototypes.prototypes()]]
+    z = np.concatenate(z)
     levels = [np.concatenate([b[i] for b in logits]) for i in range(len(logits[0]))]
-    return np.concatenate(z), levels
+    if across_ranks:
+        z = gather_batches(z, len(nodes), batch_size)
+        levels = [gather_batches(lg, len(nodes), batch_size) for lg in levels]
+    return z, levels

@@ -5,6 +5,9 @@ embedder = Embedder("runs/hir", "data/world", as_of="test_start")
 z, logits = embedder.embed(nodes)          # (N, out_dim), [(N, K_l) per level]
 nodes = embedder.entities(["ad", "user"])  # every ad and user that exists at as_of
 ```
+With `across_ranks=True`, every rank of a `torchrun` process group builds its own
+`Embedder` and makes the same calls; each embeds its share of the batches and all get the
+whole result (`embed_nodes`).
 The model is the run's teacher (the EMA weights, the ones training selected), from
 `checkpoints/best.pt` by default. Every view is cut at `as_of` and world knowledge is
 pooled from structural edges before it, so adding edges after `as_of` to the data never
@@ -41,6 +44,7 @@ class Embedder:
         *,
         checkpoint: str = "best",
         batch_size: int = 256,
+        across_ranks: bool = False,
     ) -> None:
         self.run = Path(run)
         if not (self.run / "config.toml").is_file():
@@ -79,6 +83,8 @@ class Embedder:
             ) from None
         self.impl = choose_impl(Impl.AUTO, torch.device("cpu"), grad=True)  # as in training
         self.batch_size = batch_size
+        # every rank of a torchrun group embeds its share of each call (embed_nodes)
+        self.across_ranks = across_ranks
 
     def at(self, as_of: str | int) -> Embedder:
         """The same run and dataset as of another time: shares the graph and the model,
@@ -133,4 +139,5 @@ class Embedder:
             np.asarray(cutoffs, dtype=np.int64),
             impl=self.impl,
             batch_size=self.batch_size,
+            across_ranks=self.across_ranks,
         )
