@@ -527,9 +527,11 @@ class Trainer:
                     started = time.perf_counter()
                     with self._autocast():
                         loss, metrics = self._losses(batch, c.seed, self.step, self.engage_train)
+                    forward = time.perf_counter()
                     self.optimizer.zero_grad(set_to_none=True)
                     loss.backward()
                     average_gradients([*self.student.parameters(), *self.scorer.parameters()])
+                    backward = time.perf_counter()
                     grad = torch.nn.utils.clip_grad_norm_(
                         [*self.student.parameters(), *self.scorer.parameters()], c.optim.clip_norm
                     )
@@ -538,6 +540,7 @@ class Trainer:
                     self._ema()
                     average_float_buffers(self.student)  # the type centres, as the weights
                     average_float_buffers(self.teacher)
+                    updated = time.perf_counter()
                     self.step += 1
                     if self.step in seed_steps:
                         self._seed_prototypes()
@@ -547,7 +550,11 @@ class Trainer:
                         **metrics,
                         "grad_norm": float(grad),
                         "lr": self.scheduler.get_last_lr()[0],
+                        # host-side times: on a GPU they end at launch, not at completion
                         "data_wait_s": started - waited,
+                        "forward_s": forward - started,  # losses (teacher included)
+                        "backward_s": backward - forward,  # and the gradients' all-reduce
+                        "update_s": updated - backward,  # clipping, optimizer, EMA
                         "step_s": time.perf_counter() - started,
                     }
                     # validate at the stop too (stop <= c.steps), so best.pt always exists

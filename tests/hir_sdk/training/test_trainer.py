@@ -98,6 +98,9 @@ def test_metrics_log_losses_and_collapse_diagnostics(full_run):
         "data_wait_s",
     ):
         assert all(key in r for r in records), key
+    for r in records:  # the parts of a step add up to at most the whole
+        parts = [r["forward_s"], r["backward_s"], r["update_s"]]
+        assert min(parts) > 0 and sum(parts) <= r["step_s"]
     assert records[-1]["loss"] < records[0]["loss"]
     assert all(r["content"] == 0.0 for r in records)  # no content read, no content term
     assert all(r["l0_target_entropy"] > 0.9 for r in records)  # Sinkhorn keeps targets spread
