@@ -63,6 +63,9 @@ def main() -> int:
         "--seed-at", help="shares of --steps at which prototypes are seeded (default: config's)"
     )
     parser.add_argument("--workers", type=int, default=1, help="loader worker processes")
+    parser.add_argument(
+        "--precision", default="auto", help="TrainConfig.precision: auto, float32 or bfloat16"
+    )
     parser.add_argument("--record")
     args = parser.parse_args()
     seed_at = DistillConfig().seed_prototypes_at
@@ -77,6 +80,7 @@ def main() -> int:
         eval_every=max(args.steps // 4, 1),
         checkpoint_every=args.steps,
         num_workers=args.workers,
+        precision=args.precision,
         use_content=args.content,
         distill=dataclasses.replace(DistillConfig(), seed_prototypes_at=seed_at),
         model=dataclasses.replace(
@@ -148,7 +152,8 @@ def main() -> int:
         f"{'' if args.prototypes == '16,128,1024' else ' --prototypes ' + args.prototypes}"
         f"{' --no-seeding' if args.no_seeding else ''}"
         f"{' --seed-at ' + args.seed_at if args.seed_at and not args.no_seeding else ''}"
-        f"{'' if args.workers == 1 else f' --workers {args.workers}'}`",
+        f"{'' if args.workers == 1 else f' --workers {args.workers}'}"
+        f"{'' if args.precision == 'auto' else f' --precision {args.precision}'}`",
         "",
         "| measure | value | goal |",
         "|---|---:|---:|",

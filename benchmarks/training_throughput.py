@@ -1,8 +1,11 @@
 """Training throughput, where a step's time goes, and model FLOPs utilisation (MFU).
 
-    python benchmarks/training_throughput.py --scale small --steps 40 [--record FILE]
+    python benchmarks/training_throughput.py --scale small --steps 40 \
+        [--precisions float32,bfloat16] [--record FILE]
 
-One process, one run of the built-in config (`hir fit`'s) on `hir synth --scale SCALE`:
+One process, one run of the built-in config (`hir fit`'s) on `hir synth --scale SCALE`
+per `TrainConfig.precision` in `--precisions`; with several, in the order A B B A (a
+later run in one process tends to be slower) and each figure the mean of its two runs:
 - **throughput**: anchors/s over `--steps` timed steps after `--warmup` steps, from the
   trainer's own per-step times in `metrics.jsonl` (loader wait + step);
 - **the step's parts**: the trainer's `forward_s` (losses, teacher pass and engagement
@@ -19,6 +22,7 @@ One process, one run of the built-in config (`hir fit`'s) on `hir synth --scale 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import json
 import os
@@ -69,77 +73,122 @@ def preparation_times(trainer: Trainer, batches: int) -> tuple[float, float]:
     return statistics.fmean(sampling), statistics.fmean(build) - statistics.fmean(sampling)
 
 
+PARTS = (
+    ("data_wait_s", "waiting for the loader"),
+    ("forward_s", "forward (student, teacher, engagement pairs, losses)"),
+    ("backward_s", "backward"),
+    ("update_s", "update (clipping, optimizer, EMA)"),
+    ("rest_s", "the rest (step count, metrics)"),
+)
+
+
+def measure(data: Path, work: Path, precision: str, args: argparse.Namespace) -> dict:
+    """Per-step seconds of each part, anchors/s and FLOPs per step of one run."""
+    config = dataclasses.replace(TrainConfig(), precision=precision)  # steps: the schedule
+    trainer = Trainer(data, work, config)
+    timed_end = args.warmup + args.steps
+    trainer.fit(max_steps=timed_end, progress=False)  # the first `warmup` not timed
+    with FlopCounterMode(display=False) as counter:
+        trainer.fit(max_steps=timed_end + args.flop_steps, progress=False)  # validates at end
+    with FlopCounterMode(display=False) as validation:
+        trainer.validate()
+    flops = (counter.get_total_flops() - validation.get_total_flops()) / args.flop_steps
+    log = (work / "metrics.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in log][args.warmup : timed_end]
+    parts = {key: statistics.fmean(r[key] for r in records) for key, _ in PARTS[:-1]}
+    step = statistics.fmean(r["step_s"] for r in records)
+    parts["rest_s"] = step - parts["forward_s"] - parts["backward_s"] - parts["update_s"]
+    per_step = parts["data_wait_s"] + step
+    return {
+        "trainer": trainer,
+        "parts": parts,
+        "per_step": per_step,
+        "anchors": config.batch_size / per_step,
+        "flops": flops,
+    }
+
+
+def mean_run(runs: list[dict]) -> dict:
+    """The mean of `measure`'s figures over runs of one precision."""
+    parts = {key: statistics.fmean(r["parts"][key] for r in runs) for key, _ in PARTS}
+    per_step = statistics.fmean(r["per_step"] for r in runs)
+    return {
+        "parts": parts,
+        "per_step": per_step,
+        "anchors": statistics.fmean(r["anchors"] for r in runs),
+        "flops": statistics.fmean(r["flops"] for r in runs),
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", default="small", choices=sorted(SCALES))
     parser.add_argument("--steps", type=int, default=40, help="timed steps")
     parser.add_argument("--warmup", type=int, default=5, help="untimed steps before them")
     parser.add_argument("--flop-steps", type=int, default=2, help="steps the FLOPs come from")
+    parser.add_argument(
+        "--precisions", default="float32", help="TrainConfig.precision of each run, in turn"
+    )
     parser.add_argument("--record", help="append the result table to this Markdown file")
     args = parser.parse_args()
-    timed_end = args.warmup + args.steps
-    total = timed_end + args.flop_steps
+    precisions = args.precisions.split(",")
     with tempfile.TemporaryDirectory() as tmp:
         data = write_world(generate_world(SCALES[args.scale], 0), Path(tmp) / "world")
-        config = TrainConfig()  # its steps: the learning-rate and seeding schedule of a run
-        trainer = Trainer(data, Path(tmp) / "run", config)
-        trainer.fit(max_steps=timed_end, progress=False)  # the first `warmup` not timed
-        with FlopCounterMode(display=False) as counter:
-            trainer.fit(max_steps=total, progress=False)  # validates at its stop
-        with FlopCounterMode(display=False) as validation:
-            trainer.validate()
-        steps_flops = counter.get_total_flops() - validation.get_total_flops()
-        flops_per_step = steps_flops / args.flop_steps
-        log = (Path(tmp) / "run" / "metrics.jsonl").read_text().splitlines()
-        records = [json.loads(line) for line in log][args.warmup : timed_end]
+        # A B ... B A: a later run in one process tends to be slower, so each precision
+        # runs once early and once late, and its figures are the mean of the two
+        order = precisions + precisions[::-1] if len(precisions) > 1 else precisions
+        done = [(p, measure(data, Path(tmp) / f"{p}{i}", p, args)) for i, p in enumerate(order)]
+        runs = {p: mean_run([r for q, r in done if q == p]) for p in precisions}
+        trainer = done[0][1]["trainer"]
         sampling_s, encoding_s = preparation_times(trainer, min(args.steps, 20))
     threads = torch.get_num_threads()
     peak = matmul_flops(threads)
-    parts = {
-        key: statistics.fmean(r[key] for r in records)
-        for key in ("data_wait_s", "forward_s", "backward_s", "update_s", "step_s")
-    }
-    per_step = parts["data_wait_s"] + parts["step_s"]
-    other = parts["step_s"] - parts["forward_s"] - parts["backward_s"] - parts["update_s"]
-    anchors = config.batch_size / per_step
-    achieved = flops_per_step / per_step
-
-    def share(seconds: float) -> str:
-        return f"{100 * seconds / per_step:.1f}%"
-
+    config = trainer.config
+    first = runs[precisions[0]]
     lines = [
         f"### training throughput, `{args.scale}`, built-in config "
         f"(batch {config.batch_size}, width {config.model.dim}, {config.model.layers} layers, "
-        f"world knowledge {'on' if trainer.config.use_content else 'off'})",
+        f"world knowledge {'on' if config.use_content else 'off'})",
         "",
         f"command: `python benchmarks/training_throughput.py --scale {args.scale} "
-        f"--steps {args.steps}` ({datetime.date.today()}; python {platform.python_version()}, "
-        f"{platform.machine()}, {os.cpu_count()} cores, {threads} torch threads, "
-        f"{config.num_workers} loader process(es))",
+        f"--steps {args.steps} --precisions {args.precisions}` ({datetime.date.today()}; "
+        f"python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} cores, "
+        f"{threads} torch threads, {config.num_workers} loader process(es))",
         "",
-        "| part of a training step | ms per step | share |",
-        "|---|---:|---:|",
-        f"| waiting for the loader | {1e3 * parts['data_wait_s']:.0f} | "
-        f"{share(parts['data_wait_s'])} |",
-        f"| forward (student, teacher, engagement pairs, losses) | "
-        f"{1e3 * parts['forward_s']:.0f} | {share(parts['forward_s'])} |",
-        f"| backward | {1e3 * parts['backward_s']:.0f} | {share(parts['backward_s'])} |",
-        f"| update (clipping, optimizer, EMA) | {1e3 * parts['update_s']:.0f} | "
-        f"{share(parts['update_s'])} |",
-        f"| the rest (step count, metrics) | {1e3 * other:.0f} | {share(other)} |",
-        f"| **step** | **{1e3 * per_step:.0f}** | 100% |",
+        "| part of a training step, ms (share) | " + " | ".join(precisions) + " |",
+        "|---|" + "---:|" * len(precisions),
+        *(
+            f"| {name} | "
+            + " | ".join(
+                f"{1e3 * r['parts'][key]:.0f} ({100 * r['parts'][key] / r['per_step']:.1f}%)"
+                for r in runs.values()
+            )
+            + " |"
+            for key, name in PARTS
+        ),
+        "| **step** | "
+        + " | ".join(f"**{1e3 * r['per_step']:.0f}**" for r in runs.values())
+        + " |",
         "",
         "In the loader process, overlapped with the steps (timed apart, same batches): "
         f"sampling the views {1e3 * sampling_s:.0f} ms, encodings and packing "
         f"{1e3 * encoding_s:.0f} ms per batch.",
         "",
-        "| measure | value |",
-        "|---|---:|",
-        f"| anchors/s | {anchors:,.1f} |",
-        f"| FLOPs per step (forward + backward + update) | {flops_per_step / 1e9:,.2f} G |",
-        f"| achieved FLOP/s | {achieved / 1e9:,.1f} G |",
-        f"| fp32 matmul FLOP/s, this machine, {threads} threads | {peak / 1e9:,.1f} G |",
-        f"| **model FLOPs utilisation** | **{100 * achieved / peak:.1f}%** |",
+        "| measure | " + " | ".join(precisions) + " |",
+        "|---|" + "---:|" * len(precisions),
+        "| anchors/s | " + " | ".join(f"{r['anchors']:,.1f}" for r in runs.values()) + " |",
+        f"| vs {precisions[0]} | "
+        + " | ".join(f"{r['anchors'] / first['anchors']:.2f}x" for r in runs.values())
+        + " |",
+        "| FLOPs per step (forward + backward + update) | "
+        + " | ".join(f"{r['flops'] / 1e9:,.2f} G" for r in runs.values())
+        + " |",
+        "| achieved FLOP/s | "
+        + " | ".join(f"{r['flops'] / r['per_step'] / 1e9:,.1f} G" for r in runs.values())
+        + " |",
+        f"| **utilisation of fp32 `torch.mm` ({peak / 1e9:,.1f} GFLOP/s, {threads} threads)** | "
+        + " | ".join(f"**{100 * r['flops'] / r['per_step'] / peak:.1f}%**" for r in runs.values())
+        + " |",
     ]
     publish(lines, args.record)
     return 0

@@ -207,6 +207,7 @@ class CollaborativeConfig:
 
 
 OBJECTIVES = ("auto", "as_configured", "engagement")
+PRECISIONS = ("auto", "float32", "bfloat16")
 
 
 @dataclass(frozen=True)
@@ -222,6 +223,10 @@ class TrainConfig:
     # (every stretch of batches spans the window); see sampling.loader
     anchor_order: str = "time"
     device: str = "auto"  # "auto" (CUDA when present), "cpu" or "cuda"
+    # the forward passes' arithmetic: "auto" (bf16 autocast on CUDA, float32 on CPU),
+    # "float32", or "bfloat16" (autocast on any device: on CPU only where it has native
+    # bf16 matrix instructions, AVX512-BF16 or AMX, else it is slower)
+    precision: str = "auto"
     use_content: bool = False  # embed entity text with the content encoder (slow first run)
     train_until: str = ""  # end the training window early (a time, see training.as_of)
     select: str = "validation"  # best.pt: lowest validation loss, or "last" (a refresh run)
@@ -278,6 +283,10 @@ class TrainConfig:
             )
         if self.device not in ("auto", "cpu", "cuda"):
             raise ConfigError(f"TrainConfig.device must be auto, cpu or cuda, got {self.device!r}")
+        if self.precision not in PRECISIONS:
+            raise ConfigError(
+                f"TrainConfig.precision must be one of {PRECISIONS}, got {self.precision!r}"
+            )
         try:
             self.sampler()
         except ValueError as err:

@@ -282,8 +282,10 @@ class Trainer:
             return model.prototypes.similarities(z.float())
 
     def _autocast(self) -> torch.autocast:
-        """bf16 autocast for the forward passes on a GPU; full precision on CPU."""
-        return torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.device.type == "cuda")
+        """bf16 autocast for the forward passes (`precision`: "auto" on a GPU only)."""
+        precision = self.config.precision
+        bf16 = precision == "bfloat16" or (precision == "auto" and self.device.type == "cuda")
+        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=bf16)
 
     def _targets(self, z: torch.Tensor, types: torch.Tensor, step: int) -> list[torch.Tensor]:
         """Balanced cluster targets of teacher embeddings `z` (over the queue, per type)."""

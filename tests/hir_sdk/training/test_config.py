@@ -49,6 +49,8 @@ def test_teacher_temperature_schedule():
 def test_invalid_values():
     with pytest.raises(ValueError, match="device"):
         TrainConfig(device="tpu")
+    with pytest.raises(InputError, match="precision must be one of"):
+        config_from_dict({"precision": "fp16"})
     with pytest.raises(InputError, match="anchor_order must be one of"):
         config_from_dict({"anchor_order": "shuffled"})
     with pytest.raises(InputError, match="EngagementConfig: scale must be > 0"):
