@@ -20,10 +20,11 @@ edge_type edge_age (E,) long        E (the zero row) for none; edge_weight (E,) 
 ```
 Attention pads each layer's packed query-key-value rows by gathering `token` (a zero
 row for padding) and unpads its output by gathering `slot`: padded slots cost only in
-the attention itself, never in the per-token layers. `PackedEncoder` reuses the trained
-modules (node encoder, tables, attention weights, heads); only the glue that the packed
-path does by indexing is written again here, and `tests/export` checks the two against
-each other.
+the attention itself, never in the per-token layers. The last layer runs the anchors'
+queries only, and its MLP on the B anchors, as the torch model does. `PackedEncoder`
+reuses the trained modules (node encoder, tables, attention weights, heads); only the
+glue that the packed path does by indexing is written again here, and `tests/export`
+checks the two against each other.
 """
 
 from __future__ import annotations
@@ -81,14 +82,23 @@ class PackedEncoder(nn.Module):
         token, slot = x["token"], x["slot"]
         batch, n = token.shape
         bias = self._bias(x, enc)
-        for block in enc.blocks:
+        anchor = token[:, 0]
+        for block in enc.blocks[:-1]:
             qkv = block.attn.qkv(block.norm1(h))  # (L, 3 * dim)
             padded = _rows(torch.cat([qkv, qkv.new_zeros(1, qkv.shape[1])]), token)  # (B, N, 3d)
             attended = _rows(_attend(padded, bias, c.heads).reshape(batch * n, -1), slot)  # (L, d)
             h = h + block.attn.out(attended)
             h = h + block.mlp(block.norm2(h))
-        anchor = token[:, 0]
-        z = enc.project(enc.norm(h[anchor]), node_type[anchor], track=False)
+        # the last layer on the anchors alone, as the torch path runs it
+        last = enc.blocks[-1]
+        normed = last.norm1(h)
+        weight, shift = last.attn.qkv.weight, last.attn.qkv.bias
+        q = F.linear(_rows(normed, anchor), weight[: c.dim], shift[: c.dim])  # (B, dim)
+        kv = F.linear(normed, weight[c.dim :], shift[c.dim :])  # (L, 2 * dim)
+        padded = _rows(torch.cat([kv, kv.new_zeros(1, kv.shape[1])]), token)  # (B, N, 2d)
+        h = _rows(h, anchor) + last.attn.out(_attend_anchors(q, padded, bias, c.heads))
+        h = h + last.mlp(last.norm2(h))  # (B, dim)
+        z = enc.project(enc.norm(h), node_type[anchor], track=False)
         logits = enc.prototypes(z)
         clusters = torch.stack([lg.argmax(dim=1) for lg in logits], dim=1)
         return (z, clusters, *logits)
@@ -121,6 +131,19 @@ def _rows(table: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     which onnxruntime runs far faster than the GatherND that indexing exports to)."""
     rows = table.index_select(0, index.reshape(-1))
     return rows.reshape(*index.shape, *table.shape[1:])
+
+
+def _attend_anchors(
+    q: torch.Tensor, kv: torch.Tensor, bias: torch.Tensor, heads: int
+) -> torch.Tensor:
+    """(B, dim) anchor queries, (B, N, 2 * dim) padded keys and values -> (B, dim): the
+    anchors' rows (slot 0) of `_attend`."""
+    batch, n, width = kv.shape
+    dim = width // 2
+    k, v = kv.view(batch, n, 2, heads, dim // heads).permute(2, 0, 3, 1, 4).unbind(0)
+    q = q.view(batch, heads, 1, dim // heads)
+    scores = (q @ k.transpose(-1, -2)) * (dim // heads) ** -0.5 + bias[:, :, :1]
+    return (scores.softmax(dim=-1) @ v).reshape(batch, dim)  # (B, H, 1, d) -> (B, dim)
 
 
 def _attend(qkv: torch.Tensor, bias: torch.Tensor, heads: int) -> torch.Tensor:

@@ -6,7 +6,8 @@ implementations behind one `Impl` choice.
   size L x L is ever built. Forward runs on CPU and GPU; backward needs a GPU.
 - DENSE: the readable reference. Tokens are scattered to a padded `(B, H, N, d)` stack,
   the `(B, H, N, N)` bias is materialized, and `scaled_dot_product_attention` runs. It is
-  the CPU training path and the ONNX export path.
+  the CPU training path and the ONNX export path. Asked for the anchors alone (the last
+  layer), it runs the anchors' queries against every key, on `(B, H, 1, N)` scores.
 
 `Impl.AUTO` picks FLEX on CUDA or without gradients, DENSE for CPU training; the choice is
 logged, and asking for FLEX where it cannot run raises instead of silently falling back.
@@ -87,8 +88,14 @@ class BiasedAttention(nn.Module):
         block_mask: object = None,
         bias: torch.Tensor | None = None,
         compiled: bool = False,
-    ) -> torch.Tensor:  # (L, dim) -> (L, dim)
+        anchors: torch.Tensor | None = None,
+    ) -> torch.Tensor:  # (L, dim) -> (L, dim), or (B, dim) for the `anchors` alone
+        """Attention of every token, or with `anchors` (the packed index of each subgraph's
+        first token) of the anchors' queries only: keys and values still come from every
+        token, but the rest of the layer runs on B rows instead of L."""
         length, dim = x.shape
+        if anchors is not None and impl is Impl.DENSE:
+            return self.out(self._dense_anchors(x, ctx, bias, anchors))
         q, k, v = self.qkv(x).view(length, 3, self.heads, dim // self.heads).unbind(1)
         if impl is Impl.FLEX:
             if compiled and x.is_cuda and dim // self.heads < MIN_COMPILED_HEAD_DIM:
@@ -108,7 +115,27 @@ class BiasedAttention(nn.Module):
             out = self._dense(q, k, v, ctx, bias)
         else:
             raise ValueError(f"resolve {impl} with choose_impl first")
-        return self.out(out.reshape(length, dim))
+        out = out.reshape(length, dim)
+        return self.out(out if anchors is None else out[anchors])
+
+    def _dense_anchors(
+        self, x: torch.Tensor, ctx: BiasContext, bias: torch.Tensor | None, anchors: torch.Tensor
+    ) -> torch.Tensor:  # (L, dim) -> (B, dim): the anchors' attention outputs
+        length, dim = x.shape
+        heads, width = self.heads, dim // self.heads
+        weight, shift = self.qkv.weight, self.qkv.bias  # rows: queries, keys, values
+        q = F.linear(x[anchors], weight[:dim], shift[:dim]).view(-1, heads, 1, width)
+        k, v = F.linear(x, weight[dim:], shift[dim:]).view(length, 2, heads, width).unbind(1)
+        token, _ = padded_tokens(ctx)  # (B, N); each anchor sits in slot 0
+        bias = dense_bias(ctx) if bias is None else bias
+        out = F.scaled_dot_product_attention(
+            q,
+            k[token].permute(0, 2, 1, 3),
+            v[token].permute(0, 2, 1, 3),
+            attn_mask=bias[:, :, :1],  # the anchors' rows (B, H, 1, N)
+            dropout_p=self.dropout if self.training else 0.0,
+        )  # (B, H, 1, d)
+        return out.reshape(-1, dim)
 
     def _dense(
         self,

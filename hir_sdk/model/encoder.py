@@ -3,7 +3,8 @@ biases -> anchor embedding in the shared metric space -> interest-cluster logits
 
 Notable:
 - one packed token sequence per batch of subgraphs; the anchor is each subgraph's first
-  token, and its final state is the subgraph's representation;
+  token, and its final state is the subgraph's representation, so the last layer runs
+  only the anchors' queries (every token's keys and values), and its MLP on them alone;
 - pre-norm blocks, `x += Attn(LN(x), bias)`, `x += MLP(LN(x))`; the structural bias
   (hop distance, node-type pair, recency, direct edges) is computed once per forward and
   shared by every layer;
@@ -28,7 +29,7 @@ from hir_sdk.model.node_encoder import NodeEncoder
 
 @dataclass(frozen=True)
 class EncoderOutput:
-    tokens: torch.Tensor  # (L, dim) final token states
+    tokens: torch.Tensor | None  # (L, dim) final token states, with `every_token` only
     anchors: torch.Tensor  # (B, dim) anchor token states
     embedding: torch.Tensor  # (B, out_dim) unit-norm embeddings
     logits: list[torch.Tensor]  # per prototype level, (B, K_l)
@@ -49,9 +50,18 @@ class Block(nn.Module):
         self.drop = nn.Dropout(config.dropout)
 
     def forward(
-        self, x: torch.Tensor, ctx: BiasContext, impl: Impl, **attn: object
+        self,
+        x: torch.Tensor,
+        ctx: BiasContext,
+        impl: Impl,
+        *,
+        anchors: torch.Tensor | None = None,
+        **attn: object,
     ) -> torch.Tensor:
-        x = x + self.drop(self.attn(self.norm1(x), ctx, impl, **attn))
+        """(L, dim) -> (L, dim); with `anchors` (their packed indices), the anchors' new
+        states (B, dim) only."""
+        out = self.drop(self.attn(self.norm1(x), ctx, impl, anchors=anchors, **attn))
+        x = (x if anchors is None else x[anchors]) + out
         return x + self.drop(self.mlp(self.norm2(x)))
 
 
@@ -75,9 +85,13 @@ class HierarchicalEncoder(nn.Module):
         *,
         compile_flex: bool = False,
         track_centers: bool | None = None,
+        every_token: bool = False,
     ) -> EncoderOutput:
         """Encode a packed batch. `track_centers` (default: training mode) updates the
-        projection's per-type running means from this batch."""
+        projection's per-type running means from this batch. Only the anchors' final
+        states are read, so the last layer runs on them alone (its keys and values still
+        come from every token); `every_token` runs it on every token and returns all
+        their final states as `tokens` (the same anchors, up to float rounding)."""
         device = x.doc.device
         chosen = choose_impl(impl, device, torch.is_grad_enabled())
         ctx = self.bias.context(x)
@@ -87,12 +101,18 @@ class HierarchicalEncoder(nn.Module):
         else:
             attn = {"bias": dense_bias(ctx)}
         h = self.nodes(x)
-        for block in self.blocks:
-            h = block(h, ctx, chosen, **attn)
+        first = x.offsets[:-1]  # each subgraph's anchor token
+        for i, block in enumerate(self.blocks):
+            last = i == len(self.blocks) - 1 and not every_token
+            h = block(h, ctx, chosen, anchors=first if last else None, **attn)
         h = self.norm(h)
-        anchors = h[x.offsets[:-1]]
+        anchors = h[first] if every_token else h
         track = self.training if track_centers is None else track_centers
-        z = self.project(anchors, x.node_type[x.offsets[:-1]], track=track)
+        z = self.project(anchors, x.node_type[first], track=track)
         return EncoderOutput(
-            tokens=h, anchors=anchors, embedding=z, logits=self.prototypes(z), impl=chosen
+            tokens=h if every_token else None,
+            anchors=anchors,
+            embedding=z,
+            logits=self.prototypes(z),
+            impl=chosen,
         )
