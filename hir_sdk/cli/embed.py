@@ -4,9 +4,9 @@ Only edges before `--as-of` are used (views, statistics and pooled world knowled
 the output does not change when later days are appended to the data.
 
 Under `torchrun --nproc_per_node=N -m hir_sdk.cli.main embed --run-dir RUN ...` (torchrun
-reads `--run` as its own `--run-path`) the ranks share the
-work (each embeds and encodes every N-th batch; rank 0 fits the BoM quantizer) and rank 0
-writes the one output folder, atomically; it is bit-identical to one process's.
+reads `--run` as its own `--run-path`) the ranks share the work (each embeds and encodes
+every N-th batch; rank 0 fits the BoM quantizer) and rank 0 writes the one output
+folder, atomically; it is bit-identical to one process's.
 """
 
 from __future__ import annotations
