@@ -225,7 +225,7 @@ class TrainConfig:
     device: str = "auto"  # "auto" (CUDA when present), "cpu" or "cuda"
     # the forward passes' arithmetic: "auto" (bf16 autocast on CUDA, float32 on CPU),
     # "float32", or "bfloat16" (autocast on any device: on CPU only where it has native
-    # bf16 matrix instructions, AVX512-BF16 or AMX, else it is slower)
+    # bf16 matrix instructions, AVX512-BF16 or AMX; elsewhere bf16 is emulated)
     precision: str = "auto"
     use_content: bool = False  # embed entity text with the content encoder (slow first run)
     train_until: str = ""  # end the training window early (a time, see training.as_of)
