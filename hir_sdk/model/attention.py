@@ -130,8 +130,8 @@ class BiasedAttention(nn.Module):
         bias = dense_bias(ctx) if bias is None else bias
         out = F.scaled_dot_product_attention(
             q,
-            k[token].permute(0, 2, 1, 3),
-            v[token].permute(0, 2, 1, 3),
+            _padded(k, token),
+            _padded(v, token),
             attn_mask=bias[:, :, :1],  # the anchors' rows (B, H, 1, N)
             dropout_p=self.dropout if self.training else 0.0,
         )  # (B, H, 1, d)
@@ -146,18 +146,19 @@ class BiasedAttention(nn.Module):
         bias: torch.Tensor | None,
     ) -> torch.Tensor:
         token, valid = padded_tokens(ctx)  # (B, N)
-
-        def padded(t: torch.Tensor) -> torch.Tensor:  # (L, H, d) -> (B, H, N, d)
-            return t[token].permute(0, 2, 1, 3)
-
         bias = dense_bias(ctx) if bias is None else bias
         drop = self.dropout if self.training else 0.0
         out = F.scaled_dot_product_attention(
-            padded(q), padded(k), padded(v), attn_mask=bias, dropout_p=drop
+            _padded(q, token), _padded(k, token), _padded(v, token), attn_mask=bias, dropout_p=drop
         )
         flat = torch.zeros_like(q)
         flat[token[valid]] = out.permute(0, 2, 1, 3)[valid]
         return flat
+
+
+def _padded(t: torch.Tensor, token: torch.Tensor) -> torch.Tensor:
+    """(L, H, d) packed rows -> (B, H, N, d) by the padded layout's token index."""
+    return t[token].permute(0, 2, 1, 3)
 
 
 def flex_block_mask(

@@ -168,13 +168,8 @@ def gather_batches(part: np.ndarray, total: int, batch: int) -> np.ndarray:
     _, size = world()
     if size == 1:
         return part
-    starts = np.arange(0, total, batch)
-    rows = [  # the rows each rank holds, in its order
-        np.concatenate(
-            [np.arange(s, min(s + batch, total)) for s in starts[r::size]] + [[]]
-        ).astype(np.int64)
-        for r in range(size)
-    ]
+    holder = (np.arange(total) // batch) % size  # the rank that embedded each row
+    rows = [np.flatnonzero(holder == r) for r in range(size)]  # each rank's, in its order
     if len(part) != len(rows[dist.get_rank()]):
         raise ValueError(f"gather_batches: {len(part)} rows, not this rank's batches' rows")
     most = max(len(r) for r in rows)
