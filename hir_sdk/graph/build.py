@@ -13,14 +13,17 @@ from hir_sdk.schema.tables import type_offsets
 
 
 def _csr(owner: pl.Series, num_nodes: int) -> tuple[np.ndarray, np.ndarray]:
-    """CSR pointers and edge ids grouped by `owner`, each group in edge-id (time) order."""
+    """CSR pointers and edge ids grouped by `owner`, each group in edge-id (time) order.
+
+    A stable sort of the owners gives exactly that order; torch's stable sort of integer
+    keys is a parallel radix sort, several times faster than numpy's merge sort.
+    """
+    import torch  # here: importing the graph package must not load torch
+
     owner_np = owner.to_numpy()
-    num_edges = len(owner_np)
-    # owner * E + edge id is unique, and sorting plain values is several times faster than
-    # an arg-sort: the sorted keys modulo E are the edge ids grouped by owner, in time order.
-    key = owner_np.astype(np.int64) * num_edges + np.arange(num_edges, dtype=np.int64)
-    key.sort()
-    order = key % num_edges if num_edges else key
+    small = np.int32 if num_nodes < 2**31 else np.int64
+    keys = torch.from_numpy(np.ascontiguousarray(owner_np, dtype=small))
+    order = torch.sort(keys, stable=True).indices.numpy()
     counts = np.bincount(owner_np, minlength=num_nodes)
     ptr = np.zeros(num_nodes + 1, dtype=np.int64)
     np.cumsum(counts, out=ptr[1:])

@@ -87,13 +87,7 @@ def resolve(
     types = np.flatnonzero(np.bincount(codes, minlength=len(offsets) - 1))
     dense = _dense_table(all_ids, offsets, types)
     if dense is not None:
-        table, lows, sizes, bases = dense
-        rel = wanted - lows[codes]
-        size = sizes[codes]
-        inside = (rel >= 0) & (rel < size)
-        return np.where(
-            inside, table[bases[codes] + np.clip(rel, 0, np.maximum(size - 1, 0))], MISSING
-        )
+        return _lookup_dense(*dense, codes, wanted)
     out = np.full(len(wanted), MISSING, dtype=np.int64)
     for code in types:
         lo, hi = int(offsets[code]), int(offsets[code + 1])

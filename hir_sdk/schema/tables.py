@@ -33,7 +33,7 @@ from hir_sdk.schema.columns import (
     type_codes,
 )
 from hir_sdk.schema.manifest import DatasetManifest
-from hir_sdk.schema.node_index import resolve
+from hir_sdk.schema.node_index import MISSING, resolve, search_sorted
 
 NODE_COLUMNS = ["node_type", "node_id"]
 EDGE_COLUMNS = ["src_type", "src_id", "dst_type", "dst_id", "edge_type", "ts"]
@@ -85,30 +85,40 @@ def validate_nodes(frame: pl.DataFrame, manifest: DatasetManifest, file: Path) -
     return out.with_row_index("index").with_columns(pl.col("index").cast(pl.Int64))
 
 
+MAX_TRIPLE_TABLE = 1 << 22  # (src type, relation, dst type) keys: a direct table up to this
+
+
 def _edge_type_codes(
     manifest: DatasetManifest, src: np.ndarray, rel: np.ndarray, dst: np.ndarray, rels: list[str]
 ) -> np.ndarray:
     """Position of each (src, rel, dst) in `manifest.edge_types`, or -1 if undeclared.
 
-    One hash join of the edges' (src, rel, dst) codes against the declared triples: linear
-    in edges plus declared types, whatever the number of node types and relations.
+    Each triple of codes becomes one integer key, looked up in a table over every possible
+    key when that table is small (the usual handful of node types and relations), else
+    among the declared triples' sorted keys.
     """
     node_code = manifest.node_type_index
     rel_code = {name: i for i, name in enumerate(rels)}
     specs = manifest.edge_types
-    declared = pl.DataFrame(
-        {
-            "s": np.fromiter((node_code[x.src] for x in specs), np.int32, len(specs)),
-            "r": np.fromiter((rel_code[x.rel] for x in specs), np.int32, len(specs)),
-            "d": np.fromiter((node_code[x.dst] for x in specs), np.int32, len(specs)),
-            "etype": np.arange(len(specs), dtype=np.int16),
-        }
+    num_types = len(manifest.node_types)
+
+    def key(s: np.ndarray, r: np.ndarray, d: np.ndarray) -> np.ndarray:
+        return (s.astype(np.int64) * len(rels) + r) * num_types + d
+
+    declared = key(
+        np.array([node_code[x.src] for x in specs], dtype=np.int64),
+        np.array([rel_code[x.rel] for x in specs], dtype=np.int64),
+        np.array([node_code[x.dst] for x in specs], dtype=np.int64),
     )
-    wanted = pl.DataFrame(
-        {"s": src.astype(np.int32), "r": rel.astype(np.int32), "d": dst.astype(np.int32)}
-    )
-    joined = wanted.join(declared, on=["s", "r", "d"], how="left", maintain_order="left")
-    return joined["etype"].fill_null(-1).to_numpy()
+    wanted = key(src, rel, dst)
+    size = num_types * len(rels) * num_types
+    if size <= MAX_TRIPLE_TABLE:
+        table = np.full(size, -1, dtype=np.int16)
+        table[declared] = np.arange(len(specs), dtype=np.int16)
+        return table[wanted]
+    order = np.argsort(declared)
+    pos = search_sorted(declared[order], wanted)
+    return np.where(pos == MISSING, -1, order[np.maximum(pos, 0)]).astype(np.int16)
 
 
 def validate_edges(

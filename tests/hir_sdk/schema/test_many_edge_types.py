@@ -1,4 +1,5 @@
-"""Thousands of edge types: codes come from one join, not a loop over types per type.
+"""Thousands of edge types: codes come from one lookup of a key per edge (a direct table,
+or a sorted search when the table would be too large), not a loop over types.
 
 The edge-type table used to be a dense (node type x relation x node type) array filled
 with `list.index` per declared type, and graph lookups scanned every type per call, so the
@@ -15,7 +16,7 @@ import polars as pl
 import pytest
 
 from hir_sdk.graph import build_graph
-from hir_sdk.schema import Dataset, DatasetManifest, EdgeTypeSpec, TimeSplits
+from hir_sdk.schema import Dataset, DatasetManifest, EdgeTypeSpec, TimeSplits, tables
 from hir_sdk.schema.columns import ROW
 from hir_sdk.schema.tables import validate_edges, validate_nodes
 from tests.conftest import DAY, T0
@@ -44,7 +45,10 @@ def _manifest() -> DatasetManifest:
 
 
 @pytest.mark.parametrize("categorical", [False, True])
-def test_each_edge_gets_the_code_of_its_declared_triple(categorical):
+@pytest.mark.parametrize("table", [True, False])
+def test_each_edge_gets_the_code_of_its_declared_triple(categorical, table, monkeypatch):
+    if not table:  # every key too many for a direct table: the sorted search
+        monkeypatch.setattr(tables, "MAX_TRIPLE_TABLE", 0)
     manifest = _manifest()
     keys = manifest.edge_type_keys
     assert len(keys) == 3_000
@@ -80,9 +84,12 @@ def test_each_edge_gets_the_code_of_its_declared_triple(categorical):
     assert graph.edge_type_codes(list(keys[::7])).tolist() == list(range(0, len(keys), 7))
 
 
-def test_an_undeclared_triple_among_thousands_is_named():
+@pytest.mark.parametrize("table", [True, False])
+def test_an_undeclared_triple_among_thousands_is_named(table, monkeypatch):
     from hir_sdk.errors import InputError
 
+    if not table:
+        monkeypatch.setattr(tables, "MAX_TRIPLE_TABLE", 0)
     manifest = _manifest()
     nodes = pl.DataFrame({"node_type": list(NODE_TYPES), "node_id": [0] * len(NODE_TYPES)})
     nodes = validate_nodes(nodes.with_row_index(ROW), manifest, Path("nodes.parquet"))
