@@ -64,6 +64,15 @@ def sample_importance(
         with np.errstate(divide="ignore"):
             key = np.where(w > 0, -np.log(u) / w, np.inf)
         chosen = _top_k(key, cand.ptr, fanout)
-        return Drawn(cand.query[chosen], cand.edge[chosen], cand.other[chosen], key[chosen])
+        return Drawn(
+            cand.query[chosen],
+            cand.edge[chosen],
+            cand.other[chosen],
+            cand.outward[chosen],
+            cand.etype[chosen],
+            cand.ts[chosen],
+            cand.weight[chosen],
+            key[chosen],
+        )
 
     return hop_by_hop(adj.graph, anchors, cutoffs, config.fanout, config.max_nodes, draw)

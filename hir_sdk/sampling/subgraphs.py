@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hir_sdk.graph.temporal_graph import TemporalGraph
+from hir_sdk.sampling.stable_sort import float_keys, stable_sort
 from hir_sdk.schema.node_index import MISSING, search_sorted
 
 
@@ -72,6 +73,29 @@ class Subgraphs:
         )
 
 
+def _by_slot_then_rank(slot: np.ndarray, rank: np.ndarray, batch: int) -> np.ndarray:
+    """The stable order by (slot, rank): `np.lexsort((rank, slot))`, faster: both sorts
+    are radix sorts, of the ranks' integer keys and of int16 slots."""
+    _, order = stable_sort(float_keys(rank))
+    small = np.int16 if batch < 2**15 else np.int64
+    return order[np.argsort(slot[order].astype(small), kind="stable")]
+
+
+def _first_of_each(
+    slot: np.ndarray, batch: int, max_nodes: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Of nodes grouped by (sorted) `slot`: which are among the first `max_nodes` of their
+    subgraph, their local indices, and the kept subgraphs' offsets."""
+    counts = np.bincount(slot, minlength=batch)
+    starts = np.zeros(batch, dtype=np.int64)
+    np.cumsum(counts[:-1], out=starts[1:])
+    local = np.arange(len(slot)) - starts[slot]
+    keep = local < max_nodes
+    offsets = np.zeros(batch + 1, dtype=np.int64)
+    np.cumsum(np.minimum(counts, max_nodes), out=offsets[1:])
+    return keep, local[keep], offsets
+
+
 def assemble(
     graph: TemporalGraph,
     anchors: np.ndarray,
@@ -85,30 +109,21 @@ def assemble(
 ) -> Subgraphs:
     """Order nodes by rank within each subgraph (anchors must have the lowest rank), keep
     the first `max_nodes`, keep edges whose two ends survived, deduplicate node pairs
-    (keeping the latest edge), and convert to local indices."""
+    (keeping the latest edge), and convert to local indices. Used where nodes may repeat
+    and edges carry only their ids (random walks, restricted views); `assemble_entries`
+    is the cheaper path for hop-by-hop views."""
     n = graph.num_nodes
-    # np.lexsort((node_rank, node_slot)), faster: a stable sort by slot as int16 is a
-    # radix sort
-    order = np.argsort(node_rank, kind="stable")
-    small = np.int16 if len(anchors) < 2**15 else np.int64
-    order = order[np.argsort(node_slot[order].astype(small), kind="stable")]
+    order = _by_slot_then_rank(node_slot, node_rank, len(anchors))
     node_slot, node = node_slot[order], node[order]
     code = node_slot * n + node
     _, keep_first = np.unique(code, return_index=True)  # first = best-ranked occurrence
     mask = np.zeros(len(code), dtype=bool)
     mask[keep_first] = True
     node_slot, node = node_slot[mask], node[mask]
-    counts = np.bincount(node_slot, minlength=len(anchors))
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    local = np.arange(len(node)) - starts[node_slot]
-    keep = local < max_nodes
-    node_slot, node, local = node_slot[keep], node[keep], local[keep]
-    offsets = np.zeros(len(anchors) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(node_slot, minlength=len(anchors)), out=offsets[1:])
+    keep, local, offsets = _first_of_each(node_slot, len(anchors), max_nodes)
+    node_slot, node = node_slot[keep], node[keep]
     # local index of an edge end: look its (slot, node) code up among the kept nodes
-    codes = node_slot * n + node
-    by_code = np.argsort(codes)
-    sorted_codes = codes[by_code]
+    sorted_codes, by_code = stable_sort(node_slot * n + node)
 
     def local_of(slot: np.ndarray, ends: np.ndarray) -> np.ndarray:
         pos = search_sorted(sorted_codes, slot * n + ends)
@@ -118,16 +133,14 @@ def assemble(
     dst_local = local_of(edge_slot, graph.dst[edge])
     ok = (src_local >= 0) & (dst_local >= 0)
     edge_slot, edge, src_local, dst_local = edge_slot[ok], edge[ok], src_local[ok], dst_local[ok]
-    # one edge per (slot, src, dst): the latest
     width = int(local.max(initial=0)) + 1
-    pair = (edge_slot * width + src_local) * width + dst_local
-    order = np.argsort(pair, kind="stable")
-    pair = pair[order]
-    first = np.flatnonzero(np.diff(pair, prepend=-1))  # pairs are >= 0
-    # edge ids follow time, so the latest edge of a pair is its largest id
-    edge = np.maximum.reduceat(edge[order], first) if len(first) else edge[:0]
-    keep = order[first]
-    edge_slot, src_local, dst_local = edge_slot[keep], src_local[keep], dst_local[keep]
+    keep = latest_per_pair(edge_slot, src_local, dst_local, edge, width)
+    edge_slot, src_local, dst_local, edge = (
+        edge_slot[keep],
+        src_local[keep],
+        dst_local[keep],
+        edge[keep],
+    )
     edge_offsets = np.zeros(len(anchors) + 1, dtype=np.int64)
     np.cumsum(np.bincount(edge_slot, minlength=len(anchors)), out=edge_offsets[1:])
     decayed = graph.decay_weights(edge, cutoffs[edge_slot])
@@ -143,4 +156,73 @@ def assemble(
         edge_type=graph.etype[edge],
         edge_ts=graph.ts[edge],
         edge_weight=decayed.astype(np.float32),
+    )
+
+
+def latest_per_pair(
+    edge_slot: np.ndarray, src: np.ndarray, dst: np.ndarray, edge: np.ndarray, width: int
+) -> np.ndarray:
+    """Index of the latest edge (the largest id: ids follow time) of each (subgraph, src,
+    dst) pair, in pair order; `src` and `dst` are local indices below `width`."""
+    if len(edge) == 0:
+        return np.zeros(0, dtype=np.int64)
+    pair, order = stable_sort((edge_slot * width + src) * width + dst)
+    start = np.diff(pair, prepend=-1) != 0  # pairs are >= 0
+    first = np.flatnonzero(start)
+    edge = edge[order]
+    top = np.repeat(np.maximum.reduceat(edge, first), np.diff(np.append(first, len(edge))))
+    hit = np.flatnonzero(edge == top)  # an edge may be drawn twice: keep one
+    group = np.cumsum(start)[hit]
+    return order[hit[np.diff(group, prepend=0) != 0]]
+
+
+@dataclass(frozen=True)
+class EntryEdges:
+    """Edges between listed nodes (entries), with the attributes the sampler read."""
+
+    slot: np.ndarray  # (D,) subgraph
+    src: np.ndarray  # (D,) entry of the edge's source
+    dst: np.ndarray  # (D,) entry of the edge's destination
+    edge: np.ndarray  # (D,) edge id
+    etype: np.ndarray  # (D,) type code
+    ts: np.ndarray  # (D,) seconds
+    weight: np.ndarray  # (D,) weight decayed to the subgraph's cutoff
+
+
+def assemble_entries(
+    anchors: np.ndarray,
+    cutoffs: np.ndarray,
+    slot: np.ndarray,
+    node: np.ndarray,
+    rank: np.ndarray,
+    edges: EntryEdges,
+    max_nodes: int,
+) -> Subgraphs:
+    """`assemble` for nodes listed once per subgraph (entry `i` is `(slot[i], node[i])`)
+    and edges that name their ends by entry and carry their attributes: the same result
+    with no lookup by node code or by edge id."""
+    batch = len(anchors)
+    order = _by_slot_then_rank(slot, rank, batch)
+    keep, local, offsets = _first_of_each(slot[order], batch, max_nodes)
+    node = node[order][keep]
+    entry_local = np.full(len(order), -1, dtype=np.int64)
+    entry_local[order[keep]] = local
+    src, dst = entry_local[edges.src], entry_local[edges.dst]
+    ok = np.flatnonzero((src >= 0) & (dst >= 0))
+    width = int(local.max(initial=0)) + 1
+    pick = ok[latest_per_pair(edges.slot[ok], src[ok], dst[ok], edges.edge[ok], width)]
+    edge_offsets = np.zeros(batch + 1, dtype=np.int64)
+    np.cumsum(np.bincount(edges.slot[pick], minlength=batch), out=edge_offsets[1:])
+    return Subgraphs(
+        anchors=anchors,
+        cutoffs=cutoffs,
+        nodes=node,
+        offsets=offsets,
+        edge_src=src[pick],
+        edge_dst=dst[pick],
+        edge_id=edges.edge[pick],
+        edge_offsets=edge_offsets,
+        edge_type=edges.etype[pick],
+        edge_ts=edges.ts[pick],
+        edge_weight=edges.weight[pick].astype(np.float32),
     )

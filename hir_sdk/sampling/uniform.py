@@ -49,8 +49,8 @@ def _draw_edges(
     u: np.ndarray,
     config: ViewConfig,
     edge_types: np.ndarray | None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(row, draw, edge id, far end) of every drawn edge of the frontier."""
+) -> Drawn:
+    """Every drawn edge of the frontier, with its attributes (priority: the draw step)."""
     if edge_types is not None:  # filtered: list the visible edges, draw among them
         cand = adj.candidates(
             frontier,
@@ -62,21 +62,38 @@ def _draw_edges(
         offset, ok = floyd(np.diff(cand.ptr), u)
         row, draw = np.nonzero(ok)
         pos = cand.ptr[row] + offset[row, draw]
-        return row, draw, cand.edge[pos], cand.other[pos]
+        return Drawn(
+            row,
+            cand.edge[pos],
+            cand.other[pos],
+            cand.outward[pos],
+            cand.etype[pos],
+            cand.ts[pos],
+            cand.weight[pos],
+            draw.astype(np.float64),
+        )
     runs = adj.runs(frontier, cutoffs, direction=config.direction, cap=config.max_candidates)
     degree = sum(r.end - r.start for r in runs)
     offset, ok = floyd(degree, u)
     row, draw = np.nonzero(ok)
     off = offset[row, draw]
-    edge = np.empty(len(row), dtype=np.int64)
-    other = np.empty(len(row), dtype=np.int64)
+    size = len(row)
+    edge, other = np.empty(size, np.int64), np.empty(size, np.int64)
+    etype, weight = np.empty(size, np.int16), np.empty(size, np.float32)
+    age, outward = np.empty(size, np.int64), np.empty(size, dtype=bool)
     for r in runs:  # offsets walk the runs in order
         length = (r.end - r.start)[row]
-        here = (off >= 0) & (off < length)
+        here = np.flatnonzero((off >= 0) & (off < length))
         pos = r.start[row[here]] + off[here]
-        edge[here], other[here] = r.direction.eid[pos], r.direction.far[pos]
+        d = r.direction
+        edge[here], other[here], weight[here], etype[here] = d.read(pos)
+        age[here] = r.query_key[row[here]] - d.keys[pos]  # cutoff - ts
+        outward[here] = d is adj.out
         off = off - length
-    return row, draw, edge, other
+    decayed = adj.graph.decayed(weight, age, etype)
+    return Drawn(
+        row, edge, other, outward, etype, cutoffs[row] - age, decayed, draw.astype(np.float64)
+    )
 
 
 def sample_uniform(
@@ -91,9 +108,6 @@ def sample_uniform(
         steps = np.arange(fanout)
         a, c = anchors[frontier_slot, None], cutoffs[frontier_slot, None]
         u = uniform(seed, a, c, frontier[:, None], steps[None, :])
-        row, step, edge, other = _draw_edges(
-            adj, frontier, cutoffs[frontier_slot], u, config, edge_types
-        )
-        return Drawn(row, edge, other, step.astype(np.float64))
+        return _draw_edges(adj, frontier, cutoffs[frontier_slot], u, config, edge_types)
 
     return hop_by_hop(adj.graph, anchors, cutoffs, config.fanout, config.max_nodes, draw)

@@ -36,8 +36,9 @@ class ViewSampler:
 
     `threads` (default: torch's thread count at each call, which the loader's worker
     processes set to 1) splits a large batch into contiguous parts sampled at once on a
-    thread pool (numpy releases the GIL in its array loops); a view depends only on its
-    anchor and cutoff, so the result is the same for any split.
+    thread pool (numpy releases the GIL in its array loops), each pool thread running
+    torch's sorts on one thread; a view depends only on its anchor and cutoff, so the
+    result is the same for any split.
     """
 
     def __init__(
@@ -80,6 +81,9 @@ class ViewSampler:
 
         def part(i: int) -> Subgraphs:
             rows = slice(bounds[i], bounds[i + 1])
+            if torch.backends.openmp.is_available():  # OpenMP: a count per thread
+                torch.set_num_threads(1)  # this pool thread's sorts: the split is the
+                # parallelism; two threads each forking a team would oversubscribe the cores
             return fn(
                 self.adjacency, anchors[rows], cutoffs[rows], view, self.config.seed, edge_types
             )
