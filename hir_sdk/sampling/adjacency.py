@@ -40,29 +40,36 @@ class Candidates:
 
 @dataclass(frozen=True)
 class Direction:
-    """One direction's CSR with its edges' attributes in CSR order.
+    """One direction's CSR with its edges' search keys and attributes in CSR order.
 
-    The attributes of a position share one row of `rows` (edge id, far end, weight bits
-    and type code packed in one int64), so reading a drawn edge touches one cache line
-    where four separate arrays would touch four.
+    A position's key and attributes share one row of `rows` (weight bits and type code
+    packed in one int64), so reading a drawn edge touches one cache line where five
+    separate arrays would touch five.
     """
 
     ptr: np.ndarray  # (N+1,)
-    keys: np.ndarray  # (E,) node * span + (ts - t0), ascending
-    rows: np.ndarray  # (E, 3) int64: edge id, far end, float32 weight bits | type << 32
+    rows: np.ndarray  # (E, 4) int64: key, edge id, far end, float32 weight bits | type << 32
+
+    @property
+    def keys(self) -> np.ndarray:
+        """(E,) node * span + (ts - t0), ascending (a view of `rows`)."""
+        return self.rows[:, 0]
 
     @staticmethod
-    def pack(eid: np.ndarray, far: np.ndarray, weight: np.ndarray, etype: np.ndarray):
-        """The `rows` table of positions' edge id, far end, weight and type code."""
+    def pack(
+        keys: np.ndarray, eid: np.ndarray, far: np.ndarray, weight: np.ndarray, etype: np.ndarray
+    ) -> np.ndarray:
+        """The `rows` table of positions' key, edge id, far end, weight and type code."""
         bits = weight.astype(np.float32).view(np.uint32).astype(np.int64)
-        return np.stack([eid, far, bits | (etype.astype(np.int64) << 32)], axis=1)
+        return np.stack([keys, eid, far, bits | (etype.astype(np.int64) << 32)], axis=1)
 
-    def read(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(edge id, far end, float32 weight, int16 type code) at CSR positions `pos`."""
+    def read(self, pos: np.ndarray) -> tuple[np.ndarray, ...]:
+        """(key, edge id, far end, float32 weight, int16 type code) at CSR positions
+        `pos`."""
         row = np.take(self.rows, pos, axis=0)
-        packed = row[:, 2]
+        packed = row[:, 3]
         weight = (packed & 0xFFFFFFFF).astype(np.uint32).view(np.float32)
-        return row[:, 0], row[:, 1], weight, (packed >> 32).astype(np.int16)
+        return row[:, 0], row[:, 1], row[:, 2], weight, (packed >> 32).astype(np.int16)
 
 
 @dataclass(frozen=True)
@@ -102,7 +109,7 @@ class VisibleAdjacency:
         g = self.graph
         owner = np.repeat(np.arange(len(ptr) - 1, dtype=np.int64), np.diff(ptr))
         keys = owner * self._span + (g.ts[eid] - self._t0)
-        return Direction(ptr, keys, Direction.pack(eid, far[eid], g.weight[eid], g.etype[eid]))
+        return Direction(ptr, Direction.pack(keys, eid, far[eid], g.weight[eid], g.etype[eid]))
 
     @cached_property
     def out(self) -> Direction:
@@ -160,8 +167,8 @@ class VisibleAdjacency:
             step = ranges(count)
             at, pos = base[owner] + step, r.start[owner] + step
             d = r.direction
-            edge[at], other[at], weight[at], etype[at] = d.read(pos)
-            age[at] = r.query_key[owner] - d.keys[pos]  # cutoff - ts
+            key, edge[at], other[at], weight[at], etype[at] = d.read(pos)
+            age[at] = r.query_key[owner] - key  # cutoff - ts
             outward[at] = d is self.out
             base += count
         query = np.repeat(np.arange(len(ptr) - 1, dtype=np.int64), np.diff(ptr))

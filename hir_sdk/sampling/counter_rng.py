@@ -25,13 +25,22 @@ def mix(x: np.ndarray) -> np.ndarray:
 
 def hash_keys(seed: int, *keys: np.ndarray) -> np.ndarray:
     """One uint64 hash per row of the broadcast `keys`."""
-    h = mix(np.uint64(seed & 0xFFFFFFFFFFFFFFFF))
+    return extend_hash(mix(np.uint64(seed & 0xFFFFFFFFFFFFFFFF)), *keys)
+
+
+def extend_hash(h: np.ndarray, *keys: np.ndarray) -> np.ndarray:
+    """`hash_keys(seed, *first, *keys)` from `h = hash_keys(seed, *first)`: keys shared by
+    many rows (an anchor and its cutoff) are hashed once, then gathered."""
     for key in keys:
         h = mix(h ^ np.asarray(key).astype(np.uint64))
     return h
 
 
+def to_uniform(h: np.ndarray) -> np.ndarray:
+    """Uniforms in the open interval (0, 1) from uint64 hashes."""
+    return ((h >> np.uint64(11)).astype(np.float64) + 0.5) * (1.0 / (1 << 53))
+
+
 def uniform(seed: int, *keys: np.ndarray) -> np.ndarray:
     """Uniforms in the open interval (0, 1), one per row of the broadcast `keys`."""
-    h = hash_keys(seed, *keys)
-    return ((h >> np.uint64(11)).astype(np.float64) + 0.5) * (1.0 / (1 << 53))
+    return to_uniform(hash_keys(seed, *keys))

@@ -14,15 +14,16 @@ import numpy as np
 
 from hir_sdk.sampling.adjacency import VisibleAdjacency
 from hir_sdk.sampling.config import ViewConfig
-from hir_sdk.sampling.counter_rng import uniform
+from hir_sdk.sampling.counter_rng import extend_hash, hash_keys, to_uniform
 from hir_sdk.sampling.frontier import Drawn, hop_by_hop
 from hir_sdk.sampling.subgraphs import Subgraphs
 
 
 def _top_k(key: np.ndarray, ptr: np.ndarray, k: int) -> np.ndarray:
     """Indices of the k smallest finite keys within each query group (`ptr`, contiguous
-    groups), ties by position. One padded (Q, widest group) table and a row-wise
-    partition: linear in the candidates, where a sort by (query, key) is not."""
+    groups), ties by position; in no particular order (callers need the set). One padded
+    (Q, widest group) table and a row-wise partition: linear in the candidates, where a
+    sort by (query, key) is not."""
     counts = np.diff(ptr)
     width = int(counts.max(initial=0))
     if width <= k:  # every finite key is chosen
@@ -37,9 +38,8 @@ def _top_k(key: np.ndarray, ptr: np.ndarray, k: int) -> np.ndarray:
     if (np.isfinite(kth) & ((table == kth).sum(axis=1, keepdims=True) > 1)).any():
         order = np.lexsort((np.arange(len(key)), key, owner))
         rank = np.arange(len(order)) - ptr[owner[order]]
-        return np.sort(order[(rank < k) & np.isfinite(key[order])])
-    chosen = (ptr[:-1, None] + col)[np.isfinite(picked)]
-    return np.sort(chosen)
+        return order[(rank < k) & np.isfinite(key[order])]
+    return (ptr[:-1, None] + col)[np.isfinite(picked)]
 
 
 def sample_importance(
@@ -50,6 +50,8 @@ def sample_importance(
     seed: int,
     edge_types: np.ndarray | None = None,
 ) -> Subgraphs:
+    per_anchor = hash_keys(seed, anchors, cutoffs)  # the keys every candidate shares
+
     def draw(frontier_slot: np.ndarray, frontier: np.ndarray, fanout: int) -> Drawn:
         cand = adj.candidates(
             frontier,
@@ -58,8 +60,7 @@ def sample_importance(
             cap=config.max_candidates,
             edge_types=edge_types,
         )
-        slot = frontier_slot[cand.query]
-        u = uniform(seed, anchors[slot], cutoffs[slot], cand.edge)
+        u = to_uniform(extend_hash(per_anchor[frontier_slot[cand.query]], cand.edge))
         w = cand.weight
         with np.errstate(divide="ignore"):
             key = np.where(w > 0, -np.log(u) / w, np.inf)

@@ -168,12 +168,11 @@ def latest_per_pair(
         return np.zeros(0, dtype=np.int64)
     pair, order = stable_sort((edge_slot * width + src) * width + dst)
     start = np.diff(pair, prepend=-1) != 0  # pairs are >= 0
-    first = np.flatnonzero(start)
+    group = np.cumsum(start) - 1
     edge = edge[order]
-    top = np.repeat(np.maximum.reduceat(edge, first), np.diff(np.append(first, len(edge))))
-    hit = np.flatnonzero(edge == top)  # an edge may be drawn twice: keep one
-    group = np.cumsum(start)[hit]
-    return order[hit[np.diff(group, prepend=0) != 0]]
+    top = np.maximum.reduceat(edge, np.flatnonzero(start))
+    hit = np.flatnonzero(edge == top[group])  # an edge may be drawn twice: keep one
+    return order[hit[np.diff(group[hit], prepend=-1) != 0]]
 
 
 @dataclass(frozen=True)

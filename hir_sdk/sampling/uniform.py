@@ -14,11 +14,13 @@ then by the first draw that reached them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from hir_sdk.sampling.adjacency import VisibleAdjacency
 from hir_sdk.sampling.config import ViewConfig
-from hir_sdk.sampling.counter_rng import uniform
+from hir_sdk.sampling.counter_rng import extend_hash, hash_keys, to_uniform
 from hir_sdk.sampling.frontier import Drawn, hop_by_hop
 from hir_sdk.sampling.subgraphs import Subgraphs
 
@@ -32,25 +34,40 @@ def floyd(degree: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     big = np.flatnonzero(degree > k)
     if big.size:
         d, ub = degree[big], u[big]
-        pick = np.empty((big.size, k), dtype=np.int64)
+        small = np.int32 if int(d.max()) < 2**31 else np.int64
+        # draw-major: the "already taken" test reduces over contiguous earlier draws
+        pick = np.empty((k, big.size), dtype=small)
         for s in range(k):  # Floyd: t uniform in [0, j]; if already taken, take j
-            j = d - k + s
-            t = np.minimum((ub[:, s] * (j + 1)).astype(np.int64), j)
-            taken = (pick[:, :s] == t[:, None]).any(axis=1)
-            pick[:, s] = np.where(taken, j, t)
-        chosen[big] = pick
+            j = (d - k + s).astype(small)
+            t = np.minimum((ub[:, s] * (j + 1)).astype(small), j)
+            taken = (pick[:s] == t).any(axis=0)
+            pick[s] = np.where(taken, j, t)
+        chosen[big] = pick.T
     return chosen, steps < np.minimum(degree, k)[:, None]
+
+
+def _uniforms_where_needed(
+    degree: np.ndarray, k: int, uniforms: Callable[[np.ndarray], np.ndarray]
+) -> np.ndarray:
+    """(F, k) uniforms for `floyd`: hashed only for the rows with more than k edges (the
+    others take every edge and read none)."""
+    u = np.zeros((len(degree), k))
+    big = np.flatnonzero(degree > k)
+    u[big] = uniforms(big)
+    return u
 
 
 def _draw_edges(
     adj: VisibleAdjacency,
     frontier: np.ndarray,
     cutoffs: np.ndarray,
-    u: np.ndarray,
+    k: int,
+    uniforms: Callable[[np.ndarray], np.ndarray],
     config: ViewConfig,
     edge_types: np.ndarray | None,
 ) -> Drawn:
-    """Every drawn edge of the frontier, with its attributes (priority: the draw step)."""
+    """Every drawn edge of the frontier, with its attributes (priority: the draw step);
+    `uniforms(rows)` gives the (len(rows), k) uniforms of those frontier rows."""
     if edge_types is not None:  # filtered: list the visible edges, draw among them
         cand = adj.candidates(
             frontier,
@@ -59,7 +76,8 @@ def _draw_edges(
             cap=config.max_candidates,
             edge_types=edge_types,
         )
-        offset, ok = floyd(np.diff(cand.ptr), u)
+        degree = np.diff(cand.ptr)
+        offset, ok = floyd(degree, _uniforms_where_needed(degree, k, uniforms))
         row, draw = np.nonzero(ok)
         pos = cand.ptr[row] + offset[row, draw]
         return Drawn(
@@ -74,22 +92,23 @@ def _draw_edges(
         )
     runs = adj.runs(frontier, cutoffs, direction=config.direction, cap=config.max_candidates)
     degree = sum(r.end - r.start for r in runs)
-    offset, ok = floyd(degree, u)
+    offset, ok = floyd(degree, _uniforms_where_needed(degree, k, uniforms))
     row, draw = np.nonzero(ok)
     off = offset[row, draw]
-    size = len(row)
-    edge, other = np.empty(size, np.int64), np.empty(size, np.int64)
-    etype, weight = np.empty(size, np.int16), np.empty(size, np.float32)
-    age, outward = np.empty(size, np.int64), np.empty(size, dtype=bool)
-    for r in runs:  # offsets walk the runs in order
+    parts = []
+    for r in runs:  # offsets walk the runs in order; the drawn edges' order is free
         length = (r.end - r.start)[row]
-        here = np.flatnonzero((off >= 0) & (off < length))
-        pos = r.start[row[here]] + off[here]
-        d = r.direction
-        edge[here], other[here], weight[here], etype[here] = d.read(pos)
-        age[here] = r.query_key[row[here]] - d.keys[pos]  # cutoff - ts
-        outward[here] = d is adj.out
-        off = off - length
+        here = np.flatnonzero(off < length)
+        rows_here = row[here]
+        key, edge, other, weight, etype = r.direction.read(r.start[rows_here] + off[here])
+        age = r.query_key[rows_here] - key  # cutoff - ts
+        outward = np.full(len(here), r.direction is adj.out)
+        parts.append((rows_here, draw[here], edge, other, outward, etype, age, weight))
+        keep = np.flatnonzero(off >= length)
+        row, draw, off = row[keep], draw[keep], off[keep] - length[keep]
+    row, draw, edge, other, outward, etype, age, weight = (
+        np.concatenate(column) for column in zip(*parts, strict=True)
+    )
     decayed = adj.graph.decayed(weight, age, etype)
     return Drawn(
         row, edge, other, outward, etype, cutoffs[row] - age, decayed, draw.astype(np.float64)
@@ -104,10 +123,17 @@ def sample_uniform(
     seed: int,
     edge_types: np.ndarray | None = None,
 ) -> Subgraphs:
+    per_anchor = hash_keys(seed, anchors, cutoffs)  # the keys every draw shares
+
     def draw(frontier_slot: np.ndarray, frontier: np.ndarray, fanout: int) -> Drawn:
         steps = np.arange(fanout)
-        a, c = anchors[frontier_slot, None], cutoffs[frontier_slot, None]
-        u = uniform(seed, a, c, frontier[:, None], steps[None, :])
-        return _draw_edges(adj, frontier, cutoffs[frontier_slot], u, config, edge_types)
+
+        def uniforms(rows: np.ndarray) -> np.ndarray:
+            h = per_anchor[frontier_slot[rows], None]
+            return to_uniform(extend_hash(h, frontier[rows, None], steps[None, :]))
+
+        return _draw_edges(
+            adj, frontier, cutoffs[frontier_slot], fanout, uniforms, config, edge_types
+        )
 
     return hop_by_hop(adj.graph, anchors, cutoffs, config.fanout, config.max_nodes, draw)

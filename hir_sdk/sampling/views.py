@@ -38,7 +38,8 @@ class ViewSampler:
     processes set to 1) splits a large batch into contiguous parts sampled at once on a
     thread pool (numpy releases the GIL in its array loops), each pool thread running
     torch's sorts on one thread; a view depends only on its anchor and cutoff, so the
-    result is the same for any split.
+    result is the same for any split. Unfiltered uniform views, which list no candidate
+    edges, are not split.
     """
 
     def __init__(
@@ -75,6 +76,10 @@ class ViewSampler:
         }[view.strategy]
         edge_types = self._edge_types(view)
         threads = min(self.threads or torch.get_num_threads(), len(anchors) // MIN_PART)
+        if view.strategy == "uniform" and view.edge_types is None:
+            # no candidates listed: too little work per anchor for the threads to gain
+            # more than their hand-overs of the GIL cost (benchmarks/results/sampling.md)
+            threads = 1
         if threads <= 1:
             return fn(self.adjacency, anchors, cutoffs, view, self.config.seed, edge_types)
         bounds = np.linspace(0, len(anchors), threads + 1).astype(np.int64)

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from hir_sdk.errors import InputError
 from hir_sdk.sampling import SamplerConfig, ViewConfig, ViewSampler
+from hir_sdk.sampling import views as view_module
 from tests.hir_sdk.sampling.conftest import valid_anchors
 
 CONFIGS = {
@@ -111,12 +112,32 @@ def test_config_validation():
         SamplerConfig(teacher=ViewConfig(max_nodes=8), student=ViewConfig(max_nodes=9))
 
 
+def _pools_made(monkeypatch) -> list[int]:
+    """The thread counts of the pools `ViewSampler.sample` makes from now on."""
+    pools: list[int] = []
+    real = view_module.ThreadPoolExecutor
+    monkeypatch.setattr(view_module, "ThreadPoolExecutor", lambda n: pools.append(n) or real(n))
+    return pools
+
+
 @pytest.mark.parametrize("strategy", ["importance", "rwr", "uniform"])
-def test_threads_split_a_batch_without_changing_it(tiny_graph, strategy):
+def test_threads_split_a_batch_without_changing_it(tiny_graph, strategy, monkeypatch):
+    pools = _pools_made(monkeypatch)
     anchors, cutoffs = valid_anchors(tiny_graph, 300, seed=11)
-    view = ViewConfig(strategy=strategy, fanout=(6, 3), max_nodes=32)
+    # a uniform view is split only when it filters edge types (it then lists candidates)
+    rels = sorted({spec.rel for spec in tiny_graph.manifest.edge_types})
+    types = tuple(rels[1:]) if strategy == "uniform" else None
+    view = ViewConfig(strategy=strategy, fanout=(6, 3), max_nodes=32, edge_types=types)
     one = ViewSampler(tiny_graph, threads=1).sample(anchors, cutoffs, view)
+    assert pools == []
     two = ViewSampler(tiny_graph, threads=2).sample(anchors, cutoffs, view)
-    assert len(anchors) >= 2 * 128  # split into two parts
+    assert pools == [2]  # split into two parts
     for name in one.__dataclass_fields__:
         assert np.array_equal(getattr(one, name), getattr(two, name)), name
+
+
+def test_an_unfiltered_uniform_view_is_not_split(tiny_graph, monkeypatch):
+    pools = _pools_made(monkeypatch)
+    anchors, cutoffs = valid_anchors(tiny_graph, 300, seed=11)
+    ViewSampler(tiny_graph, threads=2).sample(anchors, cutoffs, ViewConfig(strategy="uniform"))
+    assert pools == []
