@@ -21,6 +21,7 @@ not assumed (docs/sampling.md).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,11 +67,17 @@ class LoaderConfig:
 
 @dataclass(frozen=True)
 class TrainingBatch:
-    """The teacher and student views of one batch of anchors, packed."""
+    """The teacher and student views of one batch of anchors, packed, and the views of
+    the other nodes its step reads (e.g. engagement pairs), when the loader built them."""
 
     index: int
     teacher: PackedBatch
     student: PackedBatch
+    extra: PackedBatch | None = None
+
+
+# step -> (nodes, cutoffs, view) of more views a step needs, built with its batch
+ExtraViews = Callable[[int], tuple[np.ndarray, np.ndarray, ViewConfig]]
 
 
 def anchors_from_events(
@@ -174,20 +181,35 @@ class BatchBuilder:
         with one_blas_thread():
             return self._pack(sub)
 
-    def build(self, anchors: np.ndarray, cutoffs: np.ndarray, index: int = 0) -> TrainingBatch:
+    def build(
+        self,
+        anchors: np.ndarray,
+        cutoffs: np.ndarray,
+        index: int = 0,
+        extra: tuple[np.ndarray, np.ndarray, ViewConfig] | None = None,
+    ) -> TrainingBatch:
+        """The batch's views, and those of `extra` = (nodes, cutoffs, view) if given."""
         views = self.sampler.views(anchors, cutoffs)
+        more = None if extra is None else self.sampler.sample(*extra)
         # one BLAS thread in every process: multi-threaded BLAS sums in another order,
         # and the random-walk encodings would differ in the last bit between workers
         with one_blas_thread():
             teacher, student = self._pack(views.teacher), self._pack(views.student)
-        return TrainingBatch(index=index, teacher=teacher, student=student)
+            packed = None if more is None else self._pack(more)
+        return TrainingBatch(index=index, teacher=teacher, student=student, extra=packed)
 
 
 class _EpochBatches(Dataset):
     def __init__(
-        self, builder: BatchBuilder, schedule: AnchorSchedule, epoch: int, start: int
+        self,
+        builder: BatchBuilder,
+        schedule: AnchorSchedule,
+        epoch: int,
+        start: int,
+        extra: ExtraViews | None = None,
     ) -> None:
         self.builder, self.schedule, self.epoch, self.start = builder, schedule, epoch, start
+        self.extra = extra
         self._order = schedule.epoch_order(epoch)
 
     def __len__(self) -> int:
@@ -198,7 +220,13 @@ class _EpochBatches(Dataset):
         config = self.schedule.config
         size = config.batch_size
         rows = self._order[index * size : (index + 1) * size][config.rank :: config.world_size]
-        return self.builder.build(self.schedule.anchors[rows], self.schedule.cutoffs[rows], index)
+        step = self.epoch * len(self.schedule) + index  # the training step of this batch
+        return self.builder.build(
+            self.schedule.anchors[rows],
+            self.schedule.cutoffs[rows],
+            index,
+            None if self.extra is None else self.extra(step),
+        )
 
 
 def _keep(batch: TrainingBatch) -> TrainingBatch:
@@ -224,13 +252,20 @@ def worker_start_method() -> str:
 
 
 def make_loader(
-    builder: BatchBuilder, schedule: AnchorSchedule, *, epoch: int, start_batch: int = 0
+    builder: BatchBuilder,
+    schedule: AnchorSchedule,
+    *,
+    epoch: int,
+    start_batch: int = 0,
+    extra: ExtraViews | None = None,
 ) -> DataLoader:
     """Batches `start_batch..` of `epoch`, in order, prepared by `num_workers` processes
-    (0: in the training process, synchronously; see `worker_start_method`)."""
+    (0: in the training process, synchronously; see `worker_start_method`). With `extra`,
+    each batch also carries the views `extra(step)` names, step = epoch * batches per
+    epoch + batch (with forked-server workers, `extra` must pickle)."""
     workers = schedule.config.num_workers
     return DataLoader(
-        _EpochBatches(builder, schedule, epoch, start_batch),
+        _EpochBatches(builder, schedule, epoch, start_batch, extra),
         batch_size=None,
         shuffle=False,
         num_workers=workers,

@@ -78,6 +78,7 @@ from hir_sdk.training.objectives import (
     distillation_loss,
     engagement_loss,
 )
+from hir_sdk.training.pair_views import StepPairViews, draw_pairs
 from hir_sdk.training.prototype_seeding import seed_prototypes, seeding_type_codes
 from hir_sdk.training.similarity_terms import SimilarityTerms
 from hir_sdk.training.warm_start import warm_start_state
@@ -306,17 +307,18 @@ class Trainer:
         step: int,
         *,
         share: bool = True,
+        built: PackedBatch | None = None,
     ) -> _PairTerms:
-        """The terms computed on the engagement pairs' views (see `_PairTerms`)."""
+        """The terms computed on the engagement pairs' views (see `_PairTerms`); `built`:
+        those views, when the loader built them (`StepPairViews`)."""
         c = self.config
-        s = sampler.sample(c.engagement.pairs, seed, step)
         # this rank's share of the pairs (validation: all of them, see `validate`)
-        mine = slice(self.rank, None, self.world_size) if share else slice(None)
-        parts = [a[mine] for a in (s.src, s.dst, s.random_neg, s.hard_neg)]
-        count = len(parts[0])
-        nodes = np.concatenate(parts)
-        packed = self.builder.build_view(nodes, np.tile(s.ts[mine], 4), self.sampler_config.student)
-        inputs = self._inputs(packed)
+        ranks = (self.rank, self.world_size) if share else (0, 1)
+        d = draw_pairs(sampler, c.engagement.pairs, seed, step, *ranks)
+        s, mine, parts, count, nodes = d.sample, d.mine, d.parts, d.count, d.nodes
+        if built is None:  # the loader did not build them (validation)
+            built = self.builder.build_view(nodes, d.cutoffs, self.sampler_config.student)
+        inputs = self._inputs(built)
         z = model(inputs, self.impl).embedding
         types = inputs.node_type[inputs.offsets[:-1]]  # of each view's node, in part order
         etype = torch.from_numpy(s.etype[mine]).to(self.device)
@@ -378,7 +380,7 @@ class Trainer:
             targets,
             student_temperature=c.distill.student_temperature,
         )
-        pairs = self._engagement(self.student, sampler, seed, step, share=learn)
+        pairs = self._engagement(self.student, sampler, seed, step, share=learn, built=batch.extra)
         loss = (
             c.distill.weight * distill
             + c.engagement.weight * pairs.engagement
@@ -520,9 +522,18 @@ class Trainer:
         try:
             while self.step < stop:
                 epoch, index = divmod(self.step, per_epoch)
-                batches = iter(
-                    make_loader(self.builder, self.schedule, epoch=epoch, start_batch=index)
+                pair_views = StepPairViews(
+                    self.engage_train,
+                    c.engagement.pairs,
+                    c.seed,
+                    self.rank,
+                    self.world_size,
+                    self.sampler_config.student,
                 )
+                loader = make_loader(
+                    self.builder, self.schedule, epoch=epoch, start_batch=index, extra=pair_views
+                )
+                batches = iter(loader)
                 for _ in range(min(per_epoch - index, stop - self.step)):
                     waited = time.perf_counter()
                     batch = next(batches)
