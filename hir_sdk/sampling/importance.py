@@ -22,8 +22,8 @@ from hir_sdk.sampling.subgraphs import Subgraphs
 def _top_k(key: np.ndarray, ptr: np.ndarray, k: int) -> np.ndarray:
     """Indices of the k smallest finite keys within each query group (`ptr`, contiguous
     groups), ties by position; in no particular order (callers need the set). One padded
-    (Q, widest group) table and a row-wise partition: linear in the candidates, where a
-    sort by (query, key) is not."""
+    (Q, widest group) table and a row-wise partition of its values: linear in the
+    candidates, where a sort by (query, key) is not."""
     counts = np.diff(ptr)
     width = int(counts.max(initial=0))
     if width <= k:  # every finite key is chosen
@@ -31,15 +31,16 @@ def _top_k(key: np.ndarray, ptr: np.ndarray, k: int) -> np.ndarray:
     owner = np.repeat(np.arange(len(counts)), counts)
     table = np.full((len(counts), width), np.inf)
     table[owner, np.arange(len(key)) - ptr[owner]] = key
-    col = np.argpartition(table, k - 1, axis=1)[:, :k]  # (Q, k), in no order
-    picked = np.take_along_axis(table, col, axis=1)
-    # the k-th smallest key of a row may tie with keys left out: ties go to the position
-    kth = picked.max(axis=1, keepdims=True)
-    if (np.isfinite(kth) & ((table == kth).sum(axis=1, keepdims=True) > 1)).any():
+    # a partition of the values (no index bookkeeping) gives each row's k-th smallest;
+    # the keys up to it are the k smallest unless the k-th ties with keys left out
+    kth = np.partition(table, k - 1, axis=1)[:, k - 1 : k]  # (Q, 1)
+    chosen = (table <= kth) & np.isfinite(table)
+    if (chosen.sum(axis=1) > k).any():  # a tie across the cut: ties go to the position
         order = np.lexsort((np.arange(len(key)), key, owner))
         rank = np.arange(len(order)) - ptr[owner[order]]
         return order[(rank < k) & np.isfinite(key[order])]
-    return (ptr[:-1, None] + col)[np.isfinite(picked)]
+    row, col = np.nonzero(chosen)
+    return ptr[row] + col
 
 
 def sample_importance(
