@@ -65,6 +65,7 @@ def export_run(
     check_nodes: int = 512,
     checkpoint: str = "best",
     overwrite: bool = False,
+    recorded_run: str | Path | None = None,
 ) -> ExportResult:
     """Export the run's encoder, a BoM quantizer and optionally an online ranker to `out`.
 
@@ -82,6 +83,8 @@ def export_run(
         overwrite: replace an earlier export at `out` (never a folder hir-sdk did not
             write, nor one that is, holds or lies inside an input: see
             `hir_sdk.io.output_folder`).
+        recorded_run: the run's path that `export.json` records, where `run` is to move
+            (a job's temporary output folder); default: `run`.
     """
     inputs = (run, data, embeddings, ranker)
     # the cheap mistakes first: before any embedding
@@ -101,7 +104,7 @@ def export_run(
         )
     meta: dict[str, object] = {
         "sdk_version": __version__,
-        "run": str(Path(run).resolve()),
+        "run": str(Path(recorded_run or run).resolve()),
         "checkpoint": checkpoint,
         "step": embedder.step,
         "trained_on": embedder.trained_on,

@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         write_world(world, tmp / "data")
         step(f"{what}: {world.edges.num_rows:,} events")
         truth = tmp / "data" / TRUTH_DIR if world.truth else None
-        result = run_job(tmp / "data", tmp, settings, progress=step, truth=truth)
+        result = run_job(tmp / "data", tmp, settings, progress=step, truth=truth, final=out)
     print_results(result, out)
     print(f"data: {out / 'data'}")
     return 0

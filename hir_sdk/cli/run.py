@@ -164,6 +164,6 @@ def run(args: argparse.Namespace) -> int:
     settings = job_settings(args, (data / CONTENT_FILE).exists())
     step = Progress(STAGE_SHARES)
     with atomic_output_dir(out, kind="job", overwrite=args.overwrite, inputs=(data,)) as tmp:
-        result = run_job(data, tmp, settings, progress=step)
+        result = run_job(data, tmp, settings, progress=step, final=out)
     print_results(result, out)
     return 0

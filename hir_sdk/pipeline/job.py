@@ -15,7 +15,7 @@ stage to stage:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -79,11 +79,14 @@ def run_job(
     *,
     progress: Callable[[str], None] = _quiet,
     truth: Path | None = None,
+    final: Path | None = None,
 ) -> JobResult:
     """Stages 1-6 of the module docstring on the dataset folder `data`, written into
     `out` (an existing folder the caller owns: `hir run` passes the temporary folder of
-    its atomic output). `progress` is called with a line as each stage ends; `truth` is a
-    synthetic world's planted truth, for the A/B's truth slices."""
+    its atomic output, and as `final` the folder it becomes, which the run paths written
+    into the embeddings' and the export's metadata then name). `progress` is called with
+    a line as each stage ends; `truth` is a synthetic world's planted truth, for the
+    A/B's truth slices."""
     import tomli_w
 
     from hir_sdk.evaluation.conversion_retrieval import conversion_recall, repeats_conversions
@@ -122,7 +125,14 @@ def run_job(
     )
     hir = build_hir_lookup(runs, data, graph, seed=settings.seed)
     latest = hir.full_snapshots[-1]
-    write_embeddings(latest, out / "embeddings")
+
+    def recorded(path: str | Path) -> Path:
+        """Where `path` will be once `out` is renamed to `final`."""
+        inside = Path(path).resolve().relative_to(out.resolve())
+        return (final or out).resolve() / inside
+
+    run_shown = str(recorded(latest.meta["run"]))
+    write_embeddings(replace(latest, meta={**latest.meta, "run": run_shown}), out / "embeddings")
     sizes = latest.meta["bom"]
     progress(
         f"embedded users and ads at {len(hir.full_snapshots)} refresh times, new ads "
@@ -153,6 +163,7 @@ def run_job(
         embeddings=out / "embeddings",
         check=True,
         check_nodes=256,
+        recorded_run=recorded(runs[-1]),
     )
     progress(
         f"exported {', '.join(exported.files)} ({runs[-1].name}) and checked them against torch"

@@ -72,9 +72,10 @@ def test_run_on_a_dataset_without_content(tiny_world, tmp_path, capsys):
         str(t.test_start),
     ]
     exported = json.loads((out / "onnx" / "export.json").read_text())
-    assert Path(exported["run"]).name == "run_test"
+    # the run as it is now, not in the temporary folder the job wrote into
+    assert exported["run"] == str((out / "run_test").resolve())
     assert exported["trained_until"] == t.test_start
-    assert Path(read_embeddings(out / "embeddings").meta["run"]).name == "run_test"
+    assert read_embeddings(out / "embeddings").meta["run"] == str((out / "run_test").resolve())
     assert "| exact k-NN on embeddings |" in printed and "xgboost+hir vs xgboost" in printed
     # the engagement prior's weight, chosen on the validation window and printed
     assert "engagement prior weight" in printed and "chosen on the validation window" in printed
