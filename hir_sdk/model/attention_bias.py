@@ -144,7 +144,8 @@ def _inference_bias(ctx: BiasContext, token: torch.Tensor, valid: torch.Tensor) 
     code, with the same float additions in the same order, plus a row of -inf for padded
     keys; indices are built once per pair (not per pair and head) by broadcasting
     per-token parts. Pairs without an edge add the zero row, i.e. `+ 0.0`; pairs with an
-    edge (few) get their own edge row added apart.
+    edge (few) get their own edge row added apart, found from the flat per-subgraph
+    blocks. Rows of padded queries (whose outputs are dropped) carry no edge rows.
     """
     spd, types, ages = ctx.spd_table, ctx.pair_table, ctx.time_table
     table = (spd[:, None, None, :] + types[None, :, None, :]) + ages[None, None, :, :]
@@ -165,9 +166,13 @@ def _inference_bias(ctx: BiasContext, token: torch.Tensor, valid: torch.Tensor) 
     bias = torch.empty(batch, len(by_head), n, n, dtype=table.dtype, device=table.device)
     for h, values in enumerate(by_head):
         bias[:, h] = values[code]
-    edge = ctx.edge_code[idx]
-    at = torch.nonzero((edge != len(ctx.edge_bias) - 1) & valid[:, None, :], as_tuple=True)
-    bias.permute(0, 2, 3, 1)[at] = table[code[at]] + ctx.edge_bias[edge[at]]
+    # the pairs an edge joins, found in the flat blocks (few), not in all B x N x N pairs
+    pair = torch.nonzero(ctx.edge_code != len(ctx.edge_bias) - 1).squeeze(1)
+    b = torch.searchsorted(ctx.spd_offsets, pair, right=True) - 1
+    rel = pair - ctx.spd_offsets[b]  # q * size + k within its subgraph's block
+    q = rel.div(ctx.sizes[b], rounding_mode="floor")
+    k = rel - q * ctx.sizes[b]
+    bias.permute(0, 2, 3, 1)[b, q, k] = table[code[b, q, k]] + ctx.edge_bias[ctx.edge_code[pair]]
     return bias
 
 
