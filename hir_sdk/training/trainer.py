@@ -380,7 +380,8 @@ class Trainer:
             targets,
             student_temperature=c.distill.student_temperature,
         )
-        pairs = self._engagement(self.student, sampler, seed, step, share=learn, built=batch.extra)
+        built = batch.extra if learn else None  # the loader's views are of a rank's share
+        pairs = self._engagement(self.student, sampler, seed, step, share=learn, built=built)
         loss = (
             c.distill.weight * distill
             + c.engagement.weight * pairs.engagement
