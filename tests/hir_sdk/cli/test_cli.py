@@ -99,8 +99,9 @@ def test_demo_writes_the_data_then_runs_the_job(
     config.write_text(SMALL_ENCODER)
     calls = []
 
-    def run_job(data, tmp, settings, *, progress, truth):
+    def run_job(data, tmp, settings, *, progress, truth, final):
         dataset = load_dataset(data)  # the data is whole and valid when the job starts
+        assert final == out  # the job's records name the folder it becomes
         calls.append((data.relative_to(tmp), truth and truth.relative_to(tmp), settings.encoder))
         return dataset.manifest.name
 
