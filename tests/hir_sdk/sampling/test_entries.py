@@ -93,3 +93,16 @@ def test_a_split_batch_leaves_the_callers_torch_threads(tiny_graph):
     before = torch.get_num_threads()
     ViewSampler(tiny_graph, threads=2).sample(anchors, cutoffs, ViewConfig(fanout=(4, 2)))
     assert torch.get_num_threads() == before
+
+
+@pytest.mark.parametrize("high", [50, 2**31 - 1, 2**40])
+def test_stable_sort_orders_ties_by_position_in_both_widths(high):
+    rng = np.random.default_rng(high % 97)
+    keys = rng.integers(-high if high < 2**31 else 0, high, 5_000)
+    keys[::50] = high - 1  # the widest value the narrow path still takes, or a wide one
+    values, order = stable_sort(keys)
+    assert values.dtype == np.int64
+    assert np.array_equal(order, np.argsort(keys, kind="stable"))
+    assert np.array_equal(values, keys[order])
+    empty_values, empty_order = stable_sort(keys[:0])
+    assert len(empty_values) == len(empty_order) == 0
