@@ -135,27 +135,21 @@ def assemble(
     edge_slot, edge, src_local, dst_local = edge_slot[ok], edge[ok], src_local[ok], dst_local[ok]
     width = int(local.max(initial=0)) + 1
     keep = latest_per_pair(edge_slot, src_local, dst_local, edge, width)
-    edge_slot, src_local, dst_local, edge = (
-        edge_slot[keep],
-        src_local[keep],
-        dst_local[keep],
-        edge[keep],
-    )
-    edge_offsets = np.zeros(len(anchors) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(edge_slot, minlength=len(anchors)), out=edge_offsets[1:])
-    decayed = graph.decay_weights(edge, cutoffs[edge_slot])
-    return Subgraphs(
-        anchors=anchors,
-        cutoffs=cutoffs,
-        nodes=node,
-        offsets=offsets,
-        edge_src=src_local,
-        edge_dst=dst_local,
-        edge_id=edge,
-        edge_offsets=edge_offsets,
-        edge_type=graph.etype[edge],
-        edge_ts=graph.ts[edge],
-        edge_weight=decayed.astype(np.float32),
+    edge_slot, edge = edge_slot[keep], edge[keep]
+    return _subgraphs(
+        anchors,
+        cutoffs,
+        node,
+        offsets,
+        EntryEdges(
+            slot=edge_slot,
+            src=src_local[keep],
+            dst=dst_local[keep],
+            edge=edge,
+            etype=graph.etype[edge],
+            ts=graph.ts[edge],
+            weight=graph.decay_weights(edge, cutoffs[edge_slot]),
+        ),
     )
 
 
@@ -177,11 +171,12 @@ def latest_per_pair(
 
 @dataclass(frozen=True)
 class EntryEdges:
-    """Edges between listed nodes (entries), with the attributes the sampler read."""
+    """Edges between listed nodes (entries), with the attributes the sampler read; once
+    assembled, the same fields with the ends as local indices."""
 
     slot: np.ndarray  # (D,) subgraph
-    src: np.ndarray  # (D,) entry of the edge's source
-    dst: np.ndarray  # (D,) entry of the edge's destination
+    src: np.ndarray  # (D,) entry (or local index) of the edge's source
+    dst: np.ndarray  # (D,) entry (or local index) of the edge's destination
     edge: np.ndarray  # (D,) edge id
     etype: np.ndarray  # (D,) type code
     ts: np.ndarray  # (D,) seconds
@@ -210,18 +205,39 @@ def assemble_entries(
     ok = np.flatnonzero((src >= 0) & (dst >= 0))
     width = int(local.max(initial=0)) + 1
     pick = ok[latest_per_pair(edges.slot[ok], src[ok], dst[ok], edges.edge[ok], width)]
-    edge_offsets = np.zeros(batch + 1, dtype=np.int64)
-    np.cumsum(np.bincount(edges.slot[pick], minlength=batch), out=edge_offsets[1:])
+    local_edges = EntryEdges(
+        slot=edges.slot[pick],
+        src=src[pick],
+        dst=dst[pick],
+        edge=edges.edge[pick],
+        etype=edges.etype[pick],
+        ts=edges.ts[pick],
+        weight=edges.weight[pick],
+    )
+    return _subgraphs(anchors, cutoffs, node, offsets, local_edges)
+
+
+def _subgraphs(
+    anchors: np.ndarray,
+    cutoffs: np.ndarray,
+    nodes: np.ndarray,
+    offsets: np.ndarray,
+    edges: EntryEdges,
+) -> Subgraphs:
+    """The batch from its kept nodes (grouped by subgraph) and its kept edges, whose ends
+    are local indices here, in (subgraph, src, dst) order."""
+    edge_offsets = np.zeros(len(anchors) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(edges.slot, minlength=len(anchors)), out=edge_offsets[1:])
     return Subgraphs(
         anchors=anchors,
         cutoffs=cutoffs,
-        nodes=node,
+        nodes=nodes,
         offsets=offsets,
-        edge_src=src[pick],
-        edge_dst=dst[pick],
-        edge_id=edges.edge[pick],
+        edge_src=edges.src,
+        edge_dst=edges.dst,
+        edge_id=edges.edge,
         edge_offsets=edge_offsets,
-        edge_type=edges.etype[pick],
-        edge_ts=edges.ts[pick],
-        edge_weight=edges.weight[pick].astype(np.float32),
+        edge_type=edges.etype,
+        edge_ts=edges.ts,
+        edge_weight=edges.weight.astype(np.float32),
     )
