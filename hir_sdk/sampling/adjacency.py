@@ -35,7 +35,12 @@ class Candidates:
     ptr: np.ndarray  # (Q+1,)
     outward: np.ndarray  # (C,) bool: the query's node is the edge's source
     etype: np.ndarray  # (C,) type code
-    ts: np.ndarray  # (C,) seconds
+    age: np.ndarray  # (C,) seconds from the edge to its query's cutoff
+    cutoff: np.ndarray  # (Q,) each query's cutoff
+
+    def ts(self, rows: np.ndarray) -> np.ndarray:
+        """The times of candidates `rows` (only those: samplers keep few)."""
+        return self.cutoff[self.query[rows]] - self.age[rows]
 
 
 @dataclass(frozen=True)
@@ -185,5 +190,6 @@ class VisibleAdjacency:
             ptr=ptr,
             outward=outward,
             etype=etype,
-            ts=cutoffs[query] - age,
+            age=age,
+            cutoff=np.asarray(cutoffs, dtype=np.int64),
         )

@@ -72,7 +72,7 @@ def sample_importance(
             cand.other[chosen],
             cand.outward[chosen],
             cand.etype[chosen],
-            cand.ts[chosen],
+            cand.ts(chosen),
             cand.weight[chosen],
             key[chosen],
         )

@@ -86,7 +86,7 @@ def _draw_edges(
             cand.other[pos],
             cand.outward[pos],
             cand.etype[pos],
-            cand.ts[pos],
+            cand.ts(pos),
             cand.weight[pos],
             draw.astype(np.float64),
         )
