@@ -1,4 +1,5 @@
-"""Public data sets mapped onto the input contract (read from installed packages)."""
+"""Public data sets mapped onto the input contract: MovieLens-100K read from an installed
+package, the MovieLens CSV releases read from a folder the user downloaded."""
 
 from hir_sdk.datasets.movielens import (
     NAME as MOVIELENS_100K,
@@ -8,5 +9,15 @@ from hir_sdk.datasets.movielens import (
     locate_movielens_100k,
     movielens_100k,
 )
+from hir_sdk.datasets.movielens_csv import NAME as MOVIELENS_CSV
+from hir_sdk.datasets.movielens_csv import MovieLensCsvConfig, movielens_csv
 
-__all__ = ["MOVIELENS_100K", "MovieLensConfig", "locate_movielens_100k", "movielens_100k"]
+__all__ = [
+    "MOVIELENS_100K",
+    "MOVIELENS_CSV",
+    "MovieLensConfig",
+    "MovieLensCsvConfig",
+    "locate_movielens_100k",
+    "movielens_100k",
+    "movielens_csv",
+]

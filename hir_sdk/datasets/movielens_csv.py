@@ -1,0 +1,217 @@
+"""The MovieLens CSV releases (ml-latest-small, ml-latest, ml-25m, ml-32m), mapped onto
+the input contract.
+
+GroupLens publishes these as zip files of CSVs with one layout: `ratings.csv`
+(`userId,movieId,rating,timestamp`, half-star ratings), `movies.csv`
+(`movieId,title,genres`, genres separated by `|`) and, optionally, `tags.csv`
+(`userId,movieId,tag,timestamp`). Their licence forbids redistribution, so the SDK
+ships none of them: download one, unzip it, and point `folder` at it.
+
+The mapping (see docs/real-data.md), the same as MovieLens-100K's where the two agree:
+
+- node types `user`, `ad` (the movies: the candidate item type of the rankers) and
+  `genre`;
+- every rating is an exposure, `user -rate-> ad`, at its timestamp; a rating of
+  `like_rating` or more is also a conversion, `user -like-> ad`, one second later, so an
+  exposure is positive exactly when it was liked;
+- a tag a user puts on a movie is an engagement, `user -tag-> ad`, at its timestamp
+  (with `tags`): evidence of interest that arrives over time, like a click;
+- a movie's genres are structural edges `ad -genre-> genre`, dated at the movie's first
+  rating (when it enters the log); "(no genres listed)" gives none;
+- a movie exists from its first rating (`created_ts`); movies nobody rated are left out;
+- content: a movie's title (with its year) and genres. Users have none: these releases
+  say nothing about them. Tags are not content: they are written over time, and content
+  is read as known at every cutoff;
+- chronological windows at quantiles of the rating times.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from hir_sdk.datasets.movielens import _edges
+from hir_sdk.errors import InputError
+from hir_sdk.schema.manifest import DatasetManifest, EdgeTypeSpec, TimeSplits
+from hir_sdk.synth.world import World
+
+NAME = "movielens-csv"
+NODE_TYPES = ("user", "ad", "genre")
+NO_GENRES = "(no genres listed)"
+_COLUMNS = {
+    "ratings.csv": ("userId", "movieId", "rating", "timestamp"),
+    "movies.csv": ("movieId", "title", "genres"),
+    "tags.csv": ("userId", "movieId", "tag", "timestamp"),
+}
+
+
+@dataclass(frozen=True)
+class MovieLensCsvConfig:
+    like_rating: float = 4.0  # a rating at least this high is the conversion
+    validation_share: float = 0.8  # share of ratings before the validation window
+    test_share: float = 0.9  # share of ratings before the test window
+    tags: bool = True  # tags.csv, where present, as engagement edges
+    attribution_window_days: float = 1 / 24  # the like lands one second after the rating
+
+    def __post_init__(self) -> None:
+        if not 0 < self.validation_share < self.test_share < 1:
+            raise ValueError("MovieLensCsvConfig: need 0 < validation_share < test_share < 1")
+        if not 0.5 <= self.like_rating <= 5:
+            raise ValueError("MovieLensCsvConfig: like_rating in 0.5..5")
+
+
+def _read(folder: Path, name: str, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    """One of the release's CSVs with its documented header, cast to `schema`; an
+    `InputError` naming the file, the column and offending values otherwise."""
+    path = folder / name
+    if not path.is_file():
+        raise InputError(f"missing {name}: is this an unzipped MovieLens CSV release?", file=path)
+    try:
+        frame = pl.read_csv(path, infer_schema=False)
+    except pl.exceptions.PolarsError as err:
+        raise InputError(f"not a CSV file ({err})", file=path) from None
+    missing = [c for c in _COLUMNS[name] if c not in frame.columns]
+    if missing:
+        raise InputError(
+            f"expected columns {list(_COLUMNS[name])}, found {frame.columns}", file=path
+        )
+    frame = frame.select(_COLUMNS[name])
+    for column, dtype in schema.items():
+        cast = frame[column].cast(dtype, strict=False)
+        bad = frame[column].filter(cast.is_null())
+        if len(bad):
+            raise InputError(
+                f"{len(bad):,} values are not {dtype} (first: {bad.head(3).to_list()})",
+                file=path,
+                column=column,
+            )
+        frame = frame.with_columns(cast.alias(column))
+    return frame
+
+
+def movielens_csv(folder: str | Path, config: MovieLensCsvConfig | None = None) -> World:
+    """A MovieLens CSV release as a `World` (manifest and arrow tables, no truth), ready
+    for `hir_sdk.synth.write_world`.
+
+    Args:
+        folder: the unzipped release (`ratings.csv`, `movies.csv`, optionally `tags.csv`).
+        config: the like threshold, the window quantiles and whether to read tags.
+
+    Raises:
+        InputError: a file is missing or a column is absent or malformed.
+    """
+    config = config or MovieLensCsvConfig()
+    folder = Path(folder)
+    ratings = _read(
+        folder,
+        "ratings.csv",
+        {"userId": pl.Int64, "movieId": pl.Int64, "rating": pl.Float64, "timestamp": pl.Int64},
+    ).rename({"userId": "user", "movieId": "item", "timestamp": "ts"})
+    if ratings.is_empty():
+        raise InputError("no ratings", file=folder / "ratings.csv")
+    movies = _read(folder, "movies.csv", {"movieId": pl.Int64}).rename({"movieId": "item"})
+    first = ratings.group_by("item").agg(pl.col("ts").min().alias("created_ts"))
+    movies = movies.join(first, on="item", how="inner").sort("item")  # movies with a rating
+    unknown = ratings.filter(~pl.col("item").is_in(movies["item"].implode()))
+    if len(unknown):
+        raise InputError(
+            f"{len(unknown):,} ratings of movies not in movies.csv "
+            f"(first: {unknown['item'].head(3).to_list()})",
+            file=folder / "ratings.csv",
+            column="movieId",
+        )
+    tags = pl.DataFrame(schema={"user": pl.Int64, "item": pl.Int64, "ts": pl.Int64})
+    if config.tags and (folder / "tags.csv").is_file():
+        tags = (
+            _read(
+                folder, "tags.csv", {"userId": pl.Int64, "movieId": pl.Int64, "timestamp": pl.Int64}
+            )
+            .rename({"userId": "user", "movieId": "item", "timestamp": "ts"})
+            # a tag of a movie nobody rated, or by a user who rated nothing, has no node
+            .filter(
+                pl.col("item").is_in(movies["item"].implode())
+                & pl.col("user").is_in(ratings["user"].implode())
+            )
+            .select("user", "item", "ts")
+        )
+    genres = (
+        movies.select("item", "created_ts", pl.col("genres").str.split("|").alias("genre"))
+        .explode("genre")
+        .filter(pl.col("genre").is_not_null() & (pl.col("genre") != NO_GENRES))
+    )
+    names = genres["genre"].unique().sort()
+    genre_ids = pl.DataFrame({"genre": names, "genre_id": np.arange(len(names), dtype=np.int64)})
+    genres = genres.join(genre_ids, on="genre").sort("item", "genre_id")
+
+    ts = ratings["ts"].to_numpy()
+    last = max(int(ts.max()) + 1, int(tags["ts"].max()) if len(tags) else 0)
+    splits = TimeSplits(
+        start=int(min(ts.min(), tags["ts"].min() if len(tags) else ts.min())),
+        validation_start=int(np.quantile(ts, config.validation_share)),
+        test_start=int(np.quantile(ts, config.test_share)),
+        end=last + 1,  # the last like lands one second after the last rating
+    )
+    manifest = DatasetManifest(
+        name=NAME,
+        node_types=NODE_TYPES,
+        edge_types=(
+            EdgeTypeSpec("user", "rate", "ad", "exposure", 30.0),
+            EdgeTypeSpec("user", "like", "ad", "conversion", 30.0),
+            EdgeTypeSpec("user", "tag", "ad", "engagement", 30.0),
+            EdgeTypeSpec("ad", "genre", "genre", "structural", 365.0),
+        ),
+        time=splits,
+        attribution_window_days=config.attribution_window_days,
+        owner_type=None,
+    )
+    user, item, at, created = pl.col("user"), pl.col("item"), pl.col("ts"), pl.col("created_ts")
+    likes = ratings.filter(pl.col("rating") >= config.like_rating)
+    edges = pl.concat(
+        [
+            _edges(ratings, "user", user, "ad", item, pl.lit("rate"), at),
+            _edges(likes, "user", user, "ad", item, pl.lit("like"), at + 1),
+            _edges(tags, "user", user, "ad", item, pl.lit("tag"), at),
+            _edges(genres, "ad", item, "genre", pl.col("genre_id"), pl.lit("genre"), created),
+        ]
+    ).sort("ts", maintain_order=True)
+    year = pl.col("title").str.extract(r"\((\d{4})\)\s*$").cast(pl.Float64)
+    nodes = pl.concat(  # diagonal: each type's feature columns are null for the others
+        [
+            ratings.select(user.unique().sort()).select(
+                pl.lit("user").alias("node_type"),
+                user.alias("node_id"),
+                pl.lit(None, pl.Int64).alias("created_ts"),
+            ),
+            movies.select(
+                pl.lit("ad").alias("node_type"),
+                item.alias("node_id"),
+                pl.col("created_ts"),
+                year.alias("year"),
+            ),
+            genre_ids.select(
+                pl.lit("genre").alias("node_type"),
+                pl.col("genre_id").alias("node_id"),
+                pl.lit(None, pl.Int64).alias("created_ts"),
+            ),
+        ],
+        how="diagonal",
+    )
+    content = movies.select(
+        pl.lit("ad").alias("node_type"),
+        item.alias("node_id"),
+        pl.format(
+            "{}. Genres: {}.",
+            pl.col("title").str.strip_chars(),
+            pl.col("genres").str.replace_all("|", ", ", literal=True),
+        ).alias("text"),
+    )
+    return World(
+        manifest=manifest,
+        nodes=nodes.to_arrow(),
+        edges=edges.to_arrow(),
+        content=content.to_arrow(),
+        truth={},
+    )

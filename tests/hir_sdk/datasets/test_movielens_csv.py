@@ -1,0 +1,145 @@
+"""A MovieLens CSV release (ml-latest-small's layout), mapped onto the input contract."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from hir_sdk.cli.main import main
+from hir_sdk.datasets import MovieLensCsvConfig, movielens_csv
+from hir_sdk.errors import InputError
+from hir_sdk.schema import load_dataset
+from hir_sdk.synth import write_world
+
+RATINGS = [  # userId, movieId, rating, timestamp
+    (1, 10, 4.5, 1000), (1, 20, 2.0, 1100), (2, 10, 4.0, 1200), (2, 30, 3.5, 1300),
+    (3, 20, 4.0, 1400), (3, 30, 5.0, 1500), (1, 30, 0.5, 1600), (2, 20, 5.0, 1700),
+    (3, 10, 3.0, 1800), (1, 40, 4.0, 1900),
+]  # fmt: skip
+MOVIES = [
+    (10, "Toy Story (1995)", "Adventure|Animation|Children"),
+    (20, "Heat (1995)", "Action|Crime"),
+    (30, '"Fargo, Again (1996)"', "Crime"),  # a quoted title with a comma
+    (40, "Alien", "(no genres listed)"),  # no year, no genres
+    (50, "Never Rated (1990)", "Drama"),
+]
+TAGS = [(2, 10, "pixar", 1250), (3, 30, "snow", 1950), (1, 50, "unrated movie", 1300)]
+
+
+def _write(folder, name, header, rows):
+    lines = [header, *(",".join(map(str, r)) for r in rows)]
+    (folder / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+@pytest.fixture
+def release(tmp_path):
+    folder = tmp_path / "ml-latest-small"
+    folder.mkdir()
+    _write(folder, "ratings.csv", "userId,movieId,rating,timestamp", RATINGS)
+    _write(folder, "movies.csv", "movieId,title,genres", MOVIES)
+    _write(folder, "tags.csv", "userId,movieId,tag,timestamp", TAGS)
+    return folder
+
+
+def test_the_mapping_on_a_hand_made_release(release, tmp_path):
+    world = movielens_csv(release, MovieLensCsvConfig(validation_share=0.5, test_share=0.8))
+    edges = pl.from_arrow(world.edges)
+    by_type = {t: edges.filter(pl.col("edge_type") == t) for t in ("rate", "like", "tag", "genre")}
+    assert by_type["rate"].height == 10
+    # ratings of 4 stars or more are likes, one second after the rating
+    like = by_type["like"]
+    assert sorted(zip(like["src_id"], like["dst_id"], like["ts"], strict=True)) == [
+        (1, 10, 1001), (1, 40, 1901), (2, 10, 1201), (2, 20, 1701), (3, 20, 1401), (3, 30, 1501)
+    ]  # fmt: skip
+    # tags are engagements at their time; a tag of a movie nobody rated has no node
+    tag = by_type["tag"]
+    assert sorted(zip(tag["src_id"], tag["dst_id"], tag["ts"], strict=True)) == [
+        (2, 10, 1250), (3, 30, 1950)
+    ]  # fmt: skip
+    # genres are structural, dated at the movie's first rating; "(no genres listed)" is none
+    genre = by_type["genre"]
+    names = ["Action", "Adventure", "Animation", "Children", "Crime"]  # ids in name order
+    got = sorted(zip(genre["src_id"], genre["dst_id"], genre["ts"], strict=True))
+    assert got == sorted(
+        [(10, names.index(g), 1000) for g in ("Adventure", "Animation", "Children")]
+        + [(20, names.index(g), 1100) for g in ("Action", "Crime")]
+        + [(30, names.index("Crime"), 1300)]
+    )
+    assert edges["ts"].is_sorted()
+    nodes = pl.from_arrow(world.nodes)
+    ads = nodes.filter(pl.col("node_type") == "ad").sort("node_id")
+    assert ads["node_id"].to_list() == [10, 20, 30, 40]  # never-rated movies are left out
+    assert ads["created_ts"].to_list() == [1000, 1100, 1300, 1900]
+    assert ads["year"].to_list() == [1995.0, 1995.0, 1996.0, None]
+    assert nodes.filter(pl.col("node_type") == "user")["node_id"].sort().to_list() == [1, 2, 3]
+    assert nodes.filter(pl.col("node_type") == "genre").height == len(names)
+    text = world.content["text"].to_pylist()
+    content = dict(zip(world.content["node_id"].to_pylist(), text, strict=True))
+    assert set(world.content["node_type"].to_pylist()) == {"ad"}  # users have no content
+    assert content[10] == "Toy Story (1995). Genres: Adventure, Animation, Children."
+    assert content[30] == "Fargo, Again (1996). Genres: Crime."
+    t = world.manifest.time
+    ts = np.array([r[3] for r in RATINGS])
+    assert (t.start, t.end) == (1000, 1951)  # the last event (a tag at 1950) falls inside
+    assert (t.validation_start, t.test_start) == (
+        int(np.quantile(ts, 0.5)),
+        int(np.quantile(ts, 0.8)),
+    )
+    roles = {spec.rel: spec.role for spec in world.manifest.edge_types}
+    assert roles == {
+        "rate": "exposure",
+        "like": "conversion",
+        "tag": "engagement",
+        "genre": "structural",
+    }
+    assert world.manifest.owner_type is None and world.truth == {}
+    data = write_world(world, tmp_path / "data")
+    assert load_dataset(data).edges.height == edges.height  # passes the input validation
+
+
+def test_tags_are_optional(release):
+    (release / "tags.csv").unlink()
+    edges = pl.from_arrow(movielens_csv(release).edges)
+    assert "tag" not in edges["edge_type"].to_list()
+    assert movielens_csv(release).manifest.time.end == 1902  # one second after the last like
+    config = MovieLensCsvConfig(tags=False)
+    assert movielens_csv(release, config).edges.num_rows == edges.height
+
+
+def test_the_command_writes_the_input_format(release, tmp_path, capsys):
+    out = tmp_path / "ml"
+    assert main(["dataset", "movielens-csv", "--source", str(release), "--out", str(out)]) == 0
+    assert "wrote movielens-csv" in capsys.readouterr().out
+    assert load_dataset(out).manifest.name == "movielens-csv"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["movielens-csv"], "--source is for movielens-csv"),
+        (["movielens-100k", "--source", "{release}"], "--source is for movielens-csv"),
+        (["movielens-csv", "--source", "{release}/nowhere"], "missing ratings.csv"),
+    ],
+)
+def test_command_mistakes_are_one_message(argv, message, release, tmp_path, capsys):
+    out = tmp_path / "ml"
+    argv = [a.format(release=release) for a in argv]
+    assert main(["dataset", *argv, "--out", str(out)]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()  # nothing half-written
+
+
+@pytest.mark.parametrize(
+    ("file", "text", "message"),
+    [
+        ("movies.csv", "movieId,name\n10,x\n", r"movies\.csv: expected columns"),
+        ("ratings.csv", "userId,movieId,rating,timestamp\n1,10,4.0,soon\n", r"timestamp.*soon"),
+        ("ratings.csv", "userId,movieId,rating,timestamp\n1,99,4.0,5\n", r"movieId.*\[99\]"),
+        ("ratings.csv", "userId,movieId,rating,timestamp\n", "no ratings"),
+    ],
+)
+def test_bad_files_name_the_file_column_and_values(release, file, text, message):
+    (release / file).write_text(text, encoding="utf-8")
+    with pytest.raises(InputError, match=message):
+        movielens_csv(release)
