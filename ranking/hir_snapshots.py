@@ -7,7 +7,11 @@ its BoM codebooks are fitted on that snapshot alone, so nothing later leaks in.
 
 Between full refreshes, arrival snapshots (`hir_sdk.interests.arrivals`) embed the ads
 created since the last full snapshot (`arrival_types`), every `arrivals_every` seconds
-(default a day; None turns them off), with that snapshot's quantizer. Without them an ad
+(default a day; None turns them off), with that snapshot's quantizer, and at most
+`max_arrivals` times per full snapshot (default 120: where the span to the next one is
+longer than that many days, they are spread evenly over it). Each embeds every ad
+created since the full snapshot again, so without the bound a log whose windows run for
+years would re-embed its ads thousands of times. Without them an ad
 launched after the test start would have no HIR features for the whole test window.
 They run in every window alike, so rankers fit on the same kind of features they are
 tested on. New users wait for the next full refresh: in the `small` world, features of
@@ -65,6 +69,8 @@ from hir_sdk.training.config import load_config
 from hir_sdk.training.embedder import Embedder
 
 DEFAULT_TYPES = ("user", "ad")
+# arrival snapshots per full snapshot: daily for four months, evenly spread beyond
+MAX_ARRIVALS = 120
 
 
 class Refresh(enum.Enum):
@@ -148,6 +154,7 @@ def build_hir_lookup(
     codewords: int = 256,
     seed: int = 0,
     arrivals_every: int | None = DAY,
+    max_arrivals: int | None = MAX_ARRIVALS,
     arrival_types: Sequence[str] = ("ad",),
     creation_latency: int | None = 60,
     refresh: Refresh | str = DEFAULT_REFRESH,
@@ -155,7 +162,8 @@ def build_hir_lookup(
 ) -> HirLookup:
     """Embed `node_types` at each refresh time with its run (one, or several: see the
     module docstring and `refresh`), the `arrival_types` created since at every
-    `arrivals_every` seconds after it and, each once, `creation_latency` seconds after its
+    `arrivals_every` seconds after it (at most `max_arrivals` times, evenly spaced where
+    the span holds more) and, each once, `creation_latency` seconds after its
     creation (a creation snapshot; None turns them off), and index the snapshots."""
     missing = [t for t in node_types if t not in graph.node_types]
     if missing:
@@ -193,7 +201,9 @@ def build_hir_lookup(
         if log is not None:
             log(f"HIR snapshot as of {base.meta['as_of_iso']} (encoder {encoder.name})")
         refreshes = (
-            arrival_times(as_of, stop, arrivals_every) if arrivals_every and arrivals else []
+            arrival_times(as_of, stop, arrivals_every, max_arrivals)
+            if arrivals_every and arrivals
+            else []
         )
         arrived = [
             embed_arrivals(encoder, data, base, when, node_types=arrivals, embedder=shared)

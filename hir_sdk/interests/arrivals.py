@@ -143,8 +143,18 @@ def _added_to(
     )
 
 
-def arrival_times(start: int, stop: int, every: int) -> list[int]:
-    """Refresh times start + every, start + 2 * every, ... strictly before `stop`."""
+def arrival_times(start: int, stop: int, every: int, most: int | None = None) -> list[int]:
+    """Refresh times start + every, start + 2 * every, ... strictly before `stop`; with
+    `most`, at most that many: where the span holds more, `every` widens to the span over
+    `most + 1`, so the times stay evenly spaced. Each arrival snapshot embeds every entity
+    created since `start` again, so their count bounds the work of a long span (a log
+    whose training window runs for years)."""
     if every < 1:
         raise ValueError(f"every must be >= 1 second, got {every}")
+    if most is not None:
+        if most < 0:
+            raise ValueError(f"most must be >= 0, got {most}")
+        if most == 0:
+            return []
+        every = max(every, -(-(stop - start) // (most + 1)))
     return np.arange(start + every, stop, every, dtype=np.int64).tolist()

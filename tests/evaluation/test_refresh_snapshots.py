@@ -11,6 +11,7 @@ import pytest
 from hir_sdk.cli.main import main
 from hir_sdk.errors import InputError
 from hir_sdk.evaluation.pipeline import ABConfig
+from hir_sdk.interests.arrivals import ARRIVALS_SINCE, arrival_times
 from hir_sdk.ranking.hir_lookup import ALIGNED_READ_UNTIL, read_until
 from hir_sdk.ranking.hir_snapshots import (
     DEFAULT_REFRESH,
@@ -183,3 +184,20 @@ def test_cli_ab_with_refresh_runs(tiny_world, early_run, refresh_run, tmp_path, 
     assert "each embedded by an encoder trained until its time" in md
     assert "fit on training examples from 2026-01-17" in md
     assert "beats" in capsys.readouterr().out or "no significant" in md
+
+
+def test_arrival_snapshots_are_bounded_per_full_snapshot(tiny_world, tiny_graph, early_run):
+    """`max_arrivals` caps the arrival snapshots after each full snapshot, spread evenly
+    over a span longer than that many days (a log whose windows run for years)."""
+    lookup = build_hir_lookup(
+        early_run, tiny_world, tiny_graph, max_arrivals=2, creation_latency=None
+    )
+    full = lookup.full_snapshots
+    stops = [*(s.as_of for s in full[1:]), tiny_graph.manifest.time.end]
+    bounded = 0
+    for base, stop in zip(full, stops, strict=True):
+        times = [s.as_of for s in lookup.snapshots if s.meta.get(ARRIVALS_SINCE) == base.as_of]
+        expected = arrival_times(base.as_of, stop, 86_400, 2)
+        assert set(times) <= set(expected) and len(expected) <= 2
+        bounded += len(arrival_times(base.as_of, stop, 86_400)) > 2
+    assert bounded  # the bound changed at least one span's daily times

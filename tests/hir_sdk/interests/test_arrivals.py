@@ -99,3 +99,17 @@ def test_arrival_times() -> None:
     assert arrival_times(5, 5, DAY) == []
     with pytest.raises(ValueError):
         arrival_times(0, DAY, 0)
+
+
+def test_arrival_times_are_bounded_on_a_long_span() -> None:
+    """A span of more than `most` intervals gets `most` evenly spaced times; a shorter
+    one keeps its daily times."""
+    assert arrival_times(0, 3 * DAY, DAY, most=5) == [DAY, 2 * DAY]
+    years = arrival_times(0, 3650 * DAY, DAY, most=120)
+    assert len(years) == 120 and years[-1] < 3650 * DAY
+    steps = np.diff([0, *years])
+    assert (steps == steps[0]).all() and steps[0] == -(-3650 * DAY // 121)
+    assert arrival_times(0, 121 * DAY, DAY, most=120) == [d * DAY for d in range(1, 121)]
+    assert arrival_times(0, 10 * DAY, DAY, most=0) == []
+    with pytest.raises(ValueError):
+        arrival_times(0, DAY, DAY, most=-1)
