@@ -167,9 +167,11 @@ class EventIndex:
         # carry[i]: the factor from event i - d's sum to event i's (0 across groups)
         carry = np.zeros(n, dtype=np.float64)
         if n > 1:
-            same = (self._keys[1:] // self._span) == (self._keys[:-1] // self._span)
-            gap = (self._ts[1:] - self._ts[:-1]).astype(np.float64)
-            carry[1:] = np.where(same, np.exp2(-gap / half_life), 0.0)
+            same = np.flatnonzero((self._keys[1:] // self._span) == (self._keys[:-1] // self._span))
+            # within a group only: across groups the times run backwards, and 2^(-gap)
+            # of a gap of years in the past overflows
+            gap = (self._ts[same + 1] - self._ts[same]).astype(np.float64)
+            carry[same + 1] = np.exp2(-gap / half_life)
         step = 1
         while step < n and carry[step:].any():
             total[step:] = total[step:] + carry[step:] * total[:-step]

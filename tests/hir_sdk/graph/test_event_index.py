@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -90,6 +92,19 @@ def test_decayed_counts_survive_a_long_log():
     np.testing.assert_allclose(got[1], 1.0, rtol=1e-9)
     np.testing.assert_allclose(got[2], 2.0 * np.exp2(-1 / h), rtol=1e-9)  # and it, 1 s old
     assert np.isfinite(got).all()
+
+
+def test_decayed_counts_warn_of_nothing_across_groups_years_apart():
+    # group 0's events are ten years after group 1's: the running sums read no gap across
+    # the groups' boundary (2^(ten years / an hour) overflows; a warning a user would see)
+    late = np.arange(10 * 365 * DAY, 10 * 365 * DAY + 5 * 3_600, 3_600, dtype=np.int64)
+    g = np.concatenate([np.zeros(5, np.int64), np.ones(5, np.int64)])
+    index = EventIndex(g, np.concatenate([late, late - 10 * 365 * DAY]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = index.decayed_count_before(np.array([0, 1]), [late[-1] + 1, 5 * 3_600], 3_600.0)
+    want = np.exp2(-(1 + 3_600 * np.arange(5)) / 3_600.0).sum()
+    np.testing.assert_allclose(got, [want, 0.5 + 0.25 + 0.125 + 0.0625 + 0.03125], rtol=1e-9)
 
 
 def test_decayed_counts_refuse_a_bad_half_life():
