@@ -4,11 +4,13 @@ XGBoost + HIR reads HIR's; is HIR better than "any good embedding as a feature"?
     pip install -r benchmarks/requirements-peers.txt   # the peers (not SDK dependencies)
     pip install --no-deps recbole==1.2.0               # LightGCN, and the data files
     python benchmarks/movielens_peer_features.py [--peers BPR,ALS,LightGCN]
-        [--hir-run RUN ...] [--bootstrap 200] [--record FILE]
+        [--hir-run RUN ...] [--data DIR] [--bootstrap 200] [--record FILE]
 
-- data: MovieLens-100K with its knowledge graph (`hir dataset movielens-100k`); the
-  A/B's windows and labels are those of `hir ab` / `hir demo --dataset movielens-100k`
-  (a rating is an exposure, a like its conversion);
+- data: MovieLens-100K with its knowledge graph (`hir dataset movielens-100k`), or with
+  `--data` a dataset folder in the input format whose ratings are exposures and likes
+  conversions (`hir dataset movielens-csv`: ml-latest-small and the other CSV releases);
+  the A/B's windows and labels are those of `hir ab` / `hir run` on it (a rating is an
+  exposure, a like its conversion);
 - refresh times: `hir demo`'s, the middle of the training window, the validation start and
   the test start (`refresh_ends`); at each time T every peer is trained again, from
   scratch, on the ratings (and likes) before T only, and its embeddings become one
@@ -288,7 +290,7 @@ def render(runs: dict[str, ABRun], masks: dict, lookups: dict, args, timings) ->
     fit_from = {name: lookup.fit_from for name, lookup in lookups.items()}
     times = [s.as_of for s in next(iter(lookups.values())).full_snapshots]
     lines = [
-        f"#### XGBoost + peer embeddings vs XGBoost on MovieLens-100K (seed {args.seed})",
+        f"#### XGBoost + peer embeddings vs XGBoost on {args.dataset_name} (seed {args.seed})",
         "",
         "command: `python benchmarks/movielens_peer_features.py " + " ".join(sys.argv[1:]) + "`",
         "",
@@ -337,6 +339,9 @@ def main() -> int:
     parser.add_argument("--bootstrap", type=int, default=200, help="user resamples")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=2, help="torch threads for RecBole")
+    parser.add_argument(
+        "--data", type=Path, help="a dataset folder in the input format (default: MovieLens-100K)"
+    )
     parser.add_argument("--record")
     args = parser.parse_args()
     peers = [p for p in args.peers.split(",") if p]
@@ -351,8 +356,9 @@ def main() -> int:
     masks: dict[str, np.ndarray] = {}
     timings: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp_name:
-        data = write_world(movielens_100k(), Path(tmp_name) / "data")
+        data = args.data or write_world(movielens_100k(), Path(tmp_name) / "data")
         graph = build_graph_from_dir(data)
+        args.dataset_name = "MovieLens-100K" if args.data is None else graph.manifest.name
         lookups = lookups_for(peers, graph, data, Path(tmp_name), args, timings)
         for name, lookup in lookups.items():
             started = time.perf_counter()

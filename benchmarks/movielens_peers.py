@@ -4,10 +4,12 @@ their own packages, on the same time split, the same candidates and the same met
     pip install -r benchmarks/requirements-peers.txt   # the peers (not SDK dependencies)
     pip install --no-deps recbole==1.2.0
     python benchmarks/movielens_peers.py [--steps 300] [--peers-only | --hir-run RUN ...]
-        [--recbole LightGCN,SASRec,KGIN] [--max-epochs 300] [--record FILE]
+        [--recbole LightGCN,SASRec,KGIN] [--max-epochs 300] [--data DIR] [--record FILE]
 
 - data: MovieLens-100K with its knowledge graph from the installed recbole files
-  (`hir dataset movielens-100k`); windows at the 80% / 90% quantiles of the rating times;
+  (`hir dataset movielens-100k`), or with `--data` a dataset folder in the input format
+  whose ratings are exposures and likes conversions (`hir dataset movielens-csv`);
+  windows at the 80% / 90% quantiles of the rating times;
 - queries: the users who like (rate 4 or 5) a movie in the test window; relevant: those
   movies; candidates: every movie that exists before the test start, minus the ones the
   user rated before it (the same for every method; `peers/protocol.py`);
@@ -256,6 +258,9 @@ def main() -> int:
         "MODEL=N,... (e.g. LightGCN=30,SASRec=3)",
     )
     parser.add_argument("--threads", type=int, default=2, help="torch threads for RecBole")
+    parser.add_argument(
+        "--data", type=Path, help="a dataset folder in the input format (default: MovieLens-100K)"
+    )
     parser.add_argument("--record")
     args = parser.parse_args()
     recbole = [m for m in args.recbole.split(",") if m]
@@ -274,8 +279,9 @@ def main() -> int:
     choices: dict[str, PriorChoice] = {}
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        data = write_world(movielens_100k(), tmp / "data")
+        data = args.data or write_world(movielens_100k(), tmp / "data")
         graph = build_graph_from_dir(data)
+        name = "MovieLens-100K" if args.data is None else graph.manifest.name
         queries = query_lists(graph)
         lists: dict[str, np.ndarray] = {}
         if not args.peers_only:
@@ -325,8 +331,10 @@ def main() -> int:
         flags += f" --recbole '{args.recbole}'"
     if args.max_epochs != "300":
         flags += f" --max-epochs {args.max_epochs}"
+    if args.data is not None:
+        flags += f" --data {args.data.name}"
     lines = [
-        f"### MovieLens-100K, HIR retrieval vs peers ({hir_part}, seed {args.seed})",
+        f"### {name}, HIR retrieval vs peers ({hir_part}, seed {args.seed})",
         "",
         "command: `python benchmarks/movielens_peers.py"
         f"{'' if args.peers_only or args.hir_run else f' --steps {args.steps}'}"
