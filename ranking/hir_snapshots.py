@@ -9,9 +9,11 @@ Between full refreshes, arrival snapshots (`hir_sdk.interests.arrivals`) embed t
 created since the last full snapshot (`arrival_types`), every `arrivals_every` seconds
 (default a day; None turns them off), with that snapshot's quantizer, and at most
 `max_arrivals` times per full snapshot (default 120: where the span to the next one is
-longer than that many days, they are spread evenly over it). Each embeds every ad
-created since the full snapshot again, so without the bound a log whose windows run for
-years would re-embed its ads thousands of times. Without them an ad
+longer than that many days, they are spread evenly over it). Each embeds again the ads
+created since the full snapshot and at most `arrival_max_age` before it (default 120
+days; an older ad keeps its latest arrival row until the next full snapshot). Without
+the bounds a log whose windows run for years would re-embed its ads thousands of times;
+spans of up to 120 days are embedded exactly as without them. Without them an ad
 launched after the test start would have no HIR features for the whole test window.
 They run in every window alike, so rankers fit on the same kind of features they are
 tested on. New users wait for the next full refresh: in the `small` world, features of
@@ -69,7 +71,8 @@ from hir_sdk.training.config import load_config
 from hir_sdk.training.embedder import Embedder
 
 DEFAULT_TYPES = ("user", "ad")
-# arrival snapshots per full snapshot: daily for four months, evenly spread beyond
+# arrival snapshots per full snapshot (daily for four months, evenly spread beyond), and
+# the age in days up to which an arrival snapshot embeds an ad again
 MAX_ARRIVALS = 120
 
 
@@ -155,6 +158,7 @@ def build_hir_lookup(
     seed: int = 0,
     arrivals_every: int | None = DAY,
     max_arrivals: int | None = MAX_ARRIVALS,
+    arrival_max_age: int | None = MAX_ARRIVALS * DAY,
     arrival_types: Sequence[str] = ("ad",),
     creation_latency: int | None = 60,
     refresh: Refresh | str = DEFAULT_REFRESH,
@@ -163,7 +167,8 @@ def build_hir_lookup(
     """Embed `node_types` at each refresh time with its run (one, or several: see the
     module docstring and `refresh`), the `arrival_types` created since at every
     `arrivals_every` seconds after it (at most `max_arrivals` times, evenly spaced where
-    the span holds more) and, each once, `creation_latency` seconds after its
+    the span holds more; each the ones at most `arrival_max_age` seconds old) and, each
+    once, `creation_latency` seconds after its
     creation (a creation snapshot; None turns them off), and index the snapshots."""
     missing = [t for t in node_types if t not in graph.node_types]
     if missing:
@@ -206,7 +211,15 @@ def build_hir_lookup(
             else []
         )
         arrived = [
-            embed_arrivals(encoder, data, base, when, node_types=arrivals, embedder=shared)
+            embed_arrivals(
+                encoder,
+                data,
+                base,
+                when,
+                node_types=arrivals,
+                embedder=shared,
+                max_age=arrival_max_age,
+            )
             for when in refreshes
         ]
         if creation_latency is not None and arrivals:

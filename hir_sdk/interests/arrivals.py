@@ -50,11 +50,14 @@ def embed_arrivals(
     node_types: list[str] | None = None,
     checkpoint: str = "best",
     embedder: Embedder | None = None,
+    max_age: int | None = None,
 ) -> EntityEmbeddings | None:
     """The entities of `node_types` (default: those in `base`) created at or after
     `base.as_of` and before `as_of`, embedded as of `as_of` with `base`'s quantizer; None
-    when there are none. `embedder`: one of the same run, checkpoint and data to reuse
-    (moved to `as_of`), which saves reloading them at every refresh."""
+    when there are none. With `max_age` (seconds), only those created at most that long
+    before `as_of`: an older one keeps its row of an earlier arrival snapshot. `embedder`:
+    one of the same run, checkpoint and data to reuse (moved to `as_of`), which saves
+    reloading them at every refresh."""
     if embedder is None:
         embedder = Embedder(run, data, as_of, checkpoint=checkpoint)
     else:
@@ -65,8 +68,11 @@ def embed_arrivals(
             f"got {iso_time(embedder.as_of)}"
         )
     types = node_types or sorted(base.table["node_type"].cast(pl.String).unique().to_list())
+    if max_age is not None and max_age < 1:
+        raise InputError(f"the arrivals' maximum age must be >= 1 second, got {max_age}")
+    since = base.as_of if max_age is None else max(base.as_of, embedder.as_of - max_age)
     nodes = embedder.entities(types)
-    nodes = nodes[embedder.graph.created_ts[nodes] >= base.as_of]
+    nodes = nodes[embedder.graph.created_ts[nodes] >= since]
     if len(nodes) == 0:
         return None
     return _added_to(base, embedder, nodes, run=run, checkpoint=checkpoint)

@@ -12,6 +12,7 @@ from hir_sdk.cli.main import main
 from hir_sdk.errors import InputError
 from hir_sdk.evaluation.pipeline import ABConfig
 from hir_sdk.interests.arrivals import ARRIVALS_SINCE, arrival_times
+from hir_sdk.interests.hierarchy import snapshot_nodes
 from hir_sdk.ranking.hir_lookup import ALIGNED_READ_UNTIL, read_until
 from hir_sdk.ranking.hir_snapshots import (
     DEFAULT_REFRESH,
@@ -188,10 +189,22 @@ def test_cli_ab_with_refresh_runs(tiny_world, early_run, refresh_run, tmp_path, 
 
 def test_arrival_snapshots_are_bounded_per_full_snapshot(tiny_world, tiny_graph, early_run):
     """`max_arrivals` caps the arrival snapshots after each full snapshot, spread evenly
-    over a span longer than that many days (a log whose windows run for years)."""
+    over a span longer than that many days (a log whose windows run for years), and
+    `arrival_max_age` the age of the ads each embeds again."""
+    age = 3 * 86_400
     lookup = build_hir_lookup(
-        early_run, tiny_world, tiny_graph, max_arrivals=2, creation_latency=None
+        early_run,
+        tiny_world,
+        tiny_graph,
+        max_arrivals=2,
+        arrival_max_age=age,
+        creation_latency=None,
     )
+    arrivals = [s for s in lookup.snapshots if ARRIVALS_SINCE in s.meta]
+    assert arrivals
+    for arrival in arrivals:
+        born = tiny_graph.created_ts[snapshot_nodes(arrival, tiny_graph)]
+        assert len(born) and (born >= arrival.as_of - age).all()
     full = lookup.full_snapshots
     stops = [*(s.as_of for s in full[1:]), tiny_graph.manifest.time.end]
     bounded = 0

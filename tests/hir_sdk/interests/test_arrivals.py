@@ -82,6 +82,33 @@ def test_lookup_reads_new_entities_from_arrivals_and_others_from_the_base(
     np.testing.assert_array_equal(got.tokens[2 * len(new) :], snapshot.tokens()[:50])
 
 
+def test_max_age_embeds_only_the_recent_arrivals_and_the_same_rows(
+    arrived, snapshot, tiny_run, tiny_world, tiny_graph
+):
+    """With `max_age`, only the entities created at most that long before the arrival
+    time are embedded again, each exactly as without the bound; an age beyond the span
+    since the base changes nothing."""
+    g, stop = tiny_graph, arrived.as_of
+    nodes = snapshot_nodes(arrived, g)
+    born = g.created_ts[nodes]
+    age = int(np.median(stop - born))
+    recent = embed_arrivals(tiny_run, tiny_world, snapshot, "test_start", max_age=age)
+    assert recent is not None
+    kept = snapshot_nodes(recent, g)
+    expected = np.sort(nodes[born >= stop - age])
+    assert 0 < len(expected) < len(nodes)
+    np.testing.assert_array_equal(np.sort(kept), expected)
+    row = {int(n): i for i, n in enumerate(nodes)}
+    rows = [row[int(n)] for n in kept]
+    np.testing.assert_allclose(recent.embeddings(), arrived.embeddings()[rows], rtol=0, atol=1e-6)
+    np.testing.assert_array_equal(recent.tokens(), arrived.tokens()[rows])
+    span = stop - snapshot.as_of
+    whole = embed_arrivals(tiny_run, tiny_world, snapshot, "test_start", max_age=span)
+    np.testing.assert_array_equal(whole.embeddings(), arrived.embeddings())
+    with pytest.raises(InputError, match="maximum age"):
+        embed_arrivals(tiny_run, tiny_world, snapshot, "test_start", max_age=0)
+
+
 def test_nothing_new_is_none_and_a_time_before_the_base_is_refused(
     snapshot, tiny_run, tiny_world, tiny_graph
 ):
