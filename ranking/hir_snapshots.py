@@ -10,11 +10,12 @@ created since the last full snapshot (`arrival_types`), every `arrivals_every` s
 (default a day; None turns them off), with that snapshot's quantizer, and at most
 `max_arrivals` times per full snapshot (default 120: where the span to the next one is
 longer than that many days, they are spread evenly over it). Each embeds again the ads
-created since the full snapshot and at most `arrival_max_age` before it (default 120
-days; an older ad keeps its latest arrival row until the next full snapshot). Without
-the bounds a log whose windows run for years would re-embed its ads thousands of times;
-spans of up to 120 days are embedded exactly as without them. Without them an ad
-launched after the test start would have no HIR features for the whole test window.
+created since the full snapshot and at most `arrival_max_age` before the arrival time
+(default 120 days; an older ad keeps its latest arrival row until the next full
+snapshot). Without the bounds a log whose windows run for years would re-embed its ads
+thousands of times; spans of up to 120 days are embedded exactly as without them.
+Without arrival snapshots an ad launched after the test start would have no HIR
+features for the whole test window.
 They run in every window alike, so rankers fit on the same kind of features they are
 tested on. New users wait for the next full refresh: in the `small` world, features of
 day-old users made the sparse-user slice worse, not better. Each new ad is also embedded

@@ -152,7 +152,7 @@ def _added_to(
 def arrival_times(start: int, stop: int, every: int, most: int | None = None) -> list[int]:
     """Refresh times start + every, start + 2 * every, ... strictly before `stop`; with
     `most`, at most that many: where the span holds more, `every` widens to the span over
-    `most + 1`, so the times stay evenly spaced. Each arrival snapshot embeds every entity
+    `most + 1`, so the times stay evenly spaced. Each arrival snapshot embeds entities
     created since `start` again, so their count bounds the work of a long span (a log
     whose training window runs for years)."""
     if every < 1:
