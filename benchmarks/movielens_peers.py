@@ -153,6 +153,7 @@ def hir_lists(
         top=max(K_VALUES),
         exclude_seen=True,
         prior_weight=choice.weight,
+        cold_prior_weight=choice.weight_without_history,
     )
     lists = {f"HIR {name}": ids for name, ids in ranked.lists.items() if "popularity" not in name}
     started = time.perf_counter()

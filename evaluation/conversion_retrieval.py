@@ -12,14 +12,16 @@ exact     exact inner-product k-NN of the user's embedding over the ads
 prior     with `prior_weight` > 0: exact k-NN of the embedding score plus that weight times
           each ad's engagement prior (`hir_sdk.ranking.retrieval.engagement_prior`: the
           log of its time-decayed engagement before the window); the BoM rows re-score by
-          the same blend
+          the same blend. `cold_prior_weight` is the weight for users without a history
+          (default the same): their embedding holds none of their engagement, only what
+          the encoder makes of their attributes, which a log may not have
 popular   the ads most engaged with (any edge into them) before the test start, one list
 trending  the same ranked by the engagement prior alone (the time-decayed engagement)
 fallback  without the prior, where some users have no history (no edge of their own
           before the test start): exact k-NN for users with one, the popular list for
           those without (their embedding holds none of their engagement yet, only what the
           encoder makes of their attributes and an empty neighbourhood); with the prior,
-          the blend gives them the prior's list and there is no separate fallback
+          the blend at `cold_prior_weight` ranks their lists and there is no fallback
 recall@K  share of truth pairs whose ad is in the user's top K, over all pairs and
           separately over the pairs of users with and without a history
 ```
@@ -72,6 +74,7 @@ class ConversionRecall:
     without_history: dict[str, list[float]] = field(default_factory=dict)
     window: str = "test"
     prior_weight: float = 0.0
+    cold_prior_weight: float | None = None  # users without a history; None: prior_weight
 
     def render(self) -> list[str]:
         """A Markdown table, one row per method; where some pairs are by users without a
@@ -91,9 +94,13 @@ class ConversionRecall:
         if split:
             columns += [f"@{k}, with a history" for k in ks] + [f"@{k}, without" for k in ks]
         lines = [f"{head}; {self.ads:,} ads in the index"]
-        if self.prior_weight:
+        cold = self.prior_weight if self.cold_prior_weight is None else self.cold_prior_weight
+        if self.prior_weight or cold:
+            weights = f"{self.prior_weight:g}"
+            if cold != self.prior_weight:
+                weights += f" ({cold:g} for users without a history)"
             lines.append(
-                f"The engagement prior's weight is {self.prior_weight:g}: score = embedding "
+                f"The engagement prior's weight is {weights}: score = embedding "
                 "inner product + weight x log(1 + time-decayed engagement into the ad)."
             )
         lines += [
@@ -156,12 +163,14 @@ def ranked_lists(
     exclude_seen: bool = False,
     window: str = "test",
     prior_weight: float = 0.0,
+    cold_prior_weight: float | None = None,
     index: bool = True,
 ) -> RankedLists:
     """The top `top` ads of each method (see the module) for each user who converts in
     `window` ("test", or "validation" to choose settings without reading the test window),
     ranked as of the window's start; `index=False` leaves out the BoM rows (the prior's
     choice reads only the exact ones)."""
+    cold = prior_weight if cold_prior_weight is None else cold_prior_weight
     cutoff = _window_start(graph, window)
     if snapshot.as_of > cutoff:
         raise InputError(
@@ -192,10 +201,11 @@ def ranked_lists(
         lists = _index_lists(snapshot, ads, ad_nodes, queries, wanted, probes)
     lists[EXACT] = np.asarray(exact_knn(z[queries], z[ads], wanted, item_ids=ad_nodes).ids)
     history = users_with_history(graph, users, cutoff)
-    if prior_weight:
-        # `[z_u, weight]` . `[z_a, prior_a]`: the blend; the index's candidates join the
+    if prior_weight or cold:
+        # `[z_u, weight_u]` . `[z_a, prior_a]`: the blend; the index's candidates join the
         # prior's own top list before they are re-scored by it
-        zq, za = with_prior(z[queries], z[ads], prior, prior_weight)
+        weights = np.where(history, prior_weight, cold)
+        zq, za = with_prior(z[queries], z[ads], prior, weights)
         lists = {
             name: _rescored(np.hstack([ids, np.tile(trending, (len(users), 1))]), zq, za, ad_nodes)
             for name, ids in lists.items()
@@ -306,6 +316,7 @@ def conversion_recall(
     exclude_seen: bool = False,
     window: str = "test",
     prior_weight: float = 0.0,
+    cold_prior_weight: float | None = None,
     index: bool = True,
 ) -> ConversionRecall:
     """recall@K of each method (see the module) for `window`'s conversions: the share of
@@ -318,6 +329,7 @@ def conversion_recall(
         exclude_seen=exclude_seen,
         window=window,
         prior_weight=prior_weight,
+        cold_prior_weight=cold_prior_weight,
         index=index,
     )
     position = np.searchsorted(ranked.users, ranked.truth["user"].to_numpy())
@@ -346,6 +358,7 @@ def conversion_recall(
         recall(~warm),
         window,
         prior_weight,
+        cold_prior_weight,
     )
 
 

@@ -6,16 +6,21 @@ of ratings rewards it, a log of niche conversions may not), so no default suits 
 data set. `choose_prior_weight` ranks the validation window's conversions from a snapshot
 as of the validation start with each weight of a grid (0, the plain embedding score,
 included) and keeps the one with the best mean recall over the K values, among the pairs
-of users with a history before the window where there are some (their lists are the
-ones the embedding still shapes: a user without one gets about the prior's list at any
-weight above 0); ties go to the smaller weight. Nothing of the test window is read.
+of users with a history before the window where there are some; ties go to the smaller
+weight. The users without one get a weight of their own (`cold_weight`), chosen the same
+way on their own pairs but never below the first: their embedding holds none of their
+engagement, only what the encoder makes of their attributes, so it may count as much as
+a user with a history's at most. Where a log gives users no attributes that vector is
+noise the prior must outweigh; attributes that say something (age, occupation) keep it
+a share. Nothing of the test window is read.
 `choose_blend_weight` does the same for a model that has no snapshot (a peer's (users,
 ads) score matrix), so a comparison can give every model the prior.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -42,14 +47,29 @@ class PriorChoice:
     window: str
     scores: dict[float, float]  # weight -> mean recall over the K values
     with_history: bool  # the scores are over the pairs of users with a history
+    # users without a history: their weight and scores (those of `weight` where the
+    # window has no such pair, or the scores are already over all users)
+    cold_weight: float | None = None
+    cold_scores: dict[float, float] = field(default_factory=dict)
+
+    @property
+    def weight_without_history(self) -> float:
+        return self.weight if self.cold_weight is None else self.cold_weight
 
     def render(self) -> str:
         tried = ", ".join(f"{w:g}: {s:.3f}" for w, s in self.scores.items())
         over = "users with a history" if self.with_history else "all users"
-        return (
+        text = (
             f"engagement prior weight {self.weight:g}, chosen on the {self.window} window "
             f"(mean recall over K of {over}, by weight: {tried})"
         )
+        if self.cold_scores:
+            tried = ", ".join(f"{w:g}: {s:.3f}" for w, s in self.cold_scores.items())
+            text += (
+                f"; {self.cold_weight:g} for users without a history (at least the above; "
+                f"by weight: {tried})"
+            )
+        return text
 
 
 def choose_prior_weight(
@@ -71,6 +91,7 @@ def choose_prior_weight(
             f"what it read): choosing on the {window} window needs one trained before it"
         )
     scores: dict[float, float] = {}
+    cold: dict[float, float] = {}
     with_history = True
     for weight in sorted(weights):
         result = conversion_recall(
@@ -84,9 +105,16 @@ def choose_prior_weight(
         )
         with_history = result.pairs_with_history > 0
         recall = result.with_history if with_history else result.recall
-        values = recall[EXACT_PRIOR if weight else EXACT]
-        scores[weight] = sum(values) / len(values)
-    return _choice(scores, window, with_history)
+        method = EXACT_PRIOR if weight else EXACT
+        scores[weight] = sum(recall[method]) / len(recall[method])
+        if with_history and result.without_history:
+            values = result.without_history[method]
+            cold[weight] = sum(values) / len(values)
+    choice = _choice(scores, window, with_history)
+    if not cold:
+        return choice
+    cold_weight = max(choice.weight, _best(cold))
+    return dataclasses.replace(choice, cold_weight=cold_weight, cold_scores=cold)
 
 
 def prior_from_snapshots(
@@ -136,8 +164,11 @@ def choose_blend_weight(
     return _choice(result, window, with_history)
 
 
-def _choice(scores: dict[float, float], window: str, with_history: bool) -> PriorChoice:
+def _best(scores: dict[float, float]) -> float:
     """The best-scoring weight, the smallest among equals."""
     best = max(scores.values())
-    chosen = min(w for w, s in scores.items() if s == best)
-    return PriorChoice(chosen, window, scores, with_history)
+    return min(w for w, s in scores.items() if s == best)
+
+
+def _choice(scores: dict[float, float], window: str, with_history: bool) -> PriorChoice:
+    return PriorChoice(_best(scores), window, scores, with_history)

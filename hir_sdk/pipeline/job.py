@@ -68,6 +68,10 @@ def retrieval_record(recall: ConversionRecall, prior: PriorChoice | None) -> str
             "window": prior.window,
             "over_users_with_a_history": prior.with_history,
             "scores": [{"weight": w, "mean_recall": s} for w, s in prior.scores.items()],
+            "weight_without_history": prior.weight_without_history,
+            "scores_without_history": [
+                {"weight": w, "mean_recall": s} for w, s in prior.cold_scores.items()
+            ],
         }
     return json.dumps(record, indent=2) + "\n"
 
@@ -146,12 +150,23 @@ def run_job(
     exclude_seen = not repeats_conversions(graph)
     prior = prior_from_snapshots(graph, hir.full_snapshots, exclude_seen=exclude_seen)
     weight = prior.weight if prior else 0.0
-    recall = conversion_recall(graph, latest, exclude_seen=exclude_seen, prior_weight=weight)
+    recall = conversion_recall(
+        graph,
+        latest,
+        exclude_seen=exclude_seen,
+        prior_weight=weight,
+        cold_prior_weight=prior.weight_without_history if prior else None,
+    )
     (out / RETRIEVAL_FILE).write_text(retrieval_record(recall, prior))
     progress(
         "retrieval of the ads users convert on: BoM index, exact k-NN, popularity"
         + (" (what a user had before is left out)" if exclude_seen else "")
-        + (f"; engagement prior weight {weight:g}, chosen on validation" if prior else "")
+        + (
+            f"; engagement prior weight {weight:g} ({prior.weight_without_history:g} for users "
+            "without a history), chosen on validation"
+            if prior
+            else ""
+        )
     )
     ab = run_ab_on_graph(graph, settings.ab, truth=truth, hir=hir)
     write_report(ab, out / "ab")

@@ -37,16 +37,22 @@ def engagement_prior(graph: TemporalGraph, nodes: np.ndarray, cutoff: int) -> np
 
 
 def with_prior(
-    queries: ArrayLike, items: ArrayLike, prior: np.ndarray, weight: float
+    queries: ArrayLike, items: ArrayLike, prior: np.ndarray, weight: float | ArrayLike
 ) -> tuple[np.ndarray, np.ndarray]:
     """(B, D + 1) queries `[q, weight]` and (N, D + 1) items `[z, prior]`, whose inner
-    products are the blended scores `q . z + weight * prior`."""
+    products are the blended scores `q . z + weight * prior`; `weight` is one number or
+    one per query."""
     items_ = as_embeddings(items, "items")
     queries_ = as_embeddings(queries, "queries", dim=items_.shape[1])
     prior = np.asarray(prior, dtype=np.float32)
     if prior.shape != (items_.shape[0],) or not np.isfinite(prior).all():
         raise InputError(f"prior must be ({items_.shape[0]},) finite values, got {prior.shape}")
-    if not np.isfinite(weight) or weight < 0:
+    weights = np.asarray(weight, dtype=np.float64)
+    if weights.ndim > 1 or weights.size not in (1, queries_.shape[0]):
+        raise InputError(
+            f"the prior weight must be one number or one per query, got {weights.shape}"
+        )
+    if not np.isfinite(weights).all() or (weights < 0).any():
         raise InputError(f"the prior weight must be finite and >= 0, got {weight!r}")
-    column = np.full((queries_.shape[0], 1), weight, dtype=np.float32)
-    return np.hstack([queries_, column]), np.hstack([items_, prior[:, None]])
+    column = np.broadcast_to(weights.astype(np.float32).reshape(-1), (queries_.shape[0],))
+    return np.hstack([queries_, column[:, None]]), np.hstack([items_, prior[:, None]])

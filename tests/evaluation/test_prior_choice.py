@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 
 from hir_sdk.errors import InputError
+from hir_sdk.evaluation import conversion_retrieval
 from hir_sdk.evaluation.conversion_retrieval import (
     EXACT,
     EXACT_PRIOR,
@@ -86,6 +87,66 @@ def test_the_weight_is_the_best_on_the_validation_window(tiny_graph, snapshot): 
     assert choice.scores[choice.weight] == best
     assert all(w >= choice.weight for w, s in choice.scores.items() if s == best)
     assert "chosen on the validation window" in choice.render()
+
+
+@pytest.fixture
+def half_without_history(monkeypatch):
+    """Every other query user counted as without a history (the tiny world's converting
+    users all have one)."""
+
+    def alternate(graph, users, cutoff):
+        return np.arange(len(users)) % 2 == 0
+
+    monkeypatch.setattr(conversion_retrieval, "users_with_history", alternate)
+
+
+def test_users_without_a_history_get_their_own_weight(
+    tiny_graph,
+    snapshot,  # noqa: F811
+    half_without_history,
+):
+    start = tiny_graph.manifest.time.validation_start
+    early = _trained_before(snapshot, start)
+    choice = choose_prior_weight(tiny_graph, early, k_values=(5, 20))
+    assert choice.with_history and list(choice.cold_scores) == sorted(PRIOR_WEIGHTS)
+    for weight, score in choice.cold_scores.items():  # each over the pairs without one
+        result = conversion_recall(
+            tiny_graph, early, k_values=(5, 20), window="validation", prior_weight=weight
+        )
+        values = result.without_history[EXACT_PRIOR if weight else EXACT]
+        assert score == pytest.approx(np.mean(values))
+    # the best on their pairs (the smallest among equals), but never below the first
+    best = max(choice.cold_scores.values())
+    chosen = min(w for w, s in choice.cold_scores.items() if s == best)
+    assert choice.cold_weight == max(chosen, choice.weight)
+    assert choice.weight_without_history == choice.cold_weight
+    assert "for users without a history" in choice.render()
+
+
+def test_users_without_a_history_rank_by_their_own_weight(
+    tiny_graph,
+    snapshot,  # noqa: F811
+    half_without_history,
+):
+    ranked = ranked_lists(
+        tiny_graph, snapshot, top=20, exclude_seen=True, prior_weight=0.5, cold_prior_weight=1e4
+    )
+    history = ranked.history
+    assert history.any() and (~history).any()
+    same = ranked_lists(tiny_graph, snapshot, top=20, exclude_seen=True, prior_weight=0.5)
+    # users with a history: the blend at 0.5, as without a separate weight
+    np.testing.assert_array_equal(
+        ranked.lists[EXACT_PRIOR][history], same.lists[EXACT_PRIOR][history]
+    )
+    # users without one: the prior alone (a weight that drowns the embedding's score)
+    np.testing.assert_array_equal(
+        ranked.lists[EXACT_PRIOR][~history], ranked.lists[TRENDING][~history]
+    )
+    # no prior for users with a history still blends for those without
+    cold_only = ranked_lists(tiny_graph, snapshot, top=20, exclude_seen=True, cold_prior_weight=1e4)
+    np.testing.assert_array_equal(cold_only.lists[EXACT_PRIOR][history], same.lists[EXACT][history])
+    result = conversion_recall(tiny_graph, snapshot, prior_weight=0.5, cold_prior_weight=2.0)
+    assert "0.5 (2 for users without a history)" in "\n".join(result.render())
 
 
 def test_a_snapshot_whose_encoder_read_the_window_is_refused(tiny_graph, snapshot):  # noqa: F811

@@ -46,6 +46,11 @@ def test_augmented_inner_products_are_the_blended_scores():
     assert qa.shape == (5, 9) and za.shape == (30, 9)
     np.testing.assert_allclose(qa @ za.T, q @ z.T + 0.75 * prior[None, :], rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(with_prior(q, z, prior, 0.0)[0] @ za.T, q @ z.T, atol=1e-5)
+    # one weight per query
+    weights = np.array([0.0, 0.5, 1.0, 2.0, 4.0])
+    qw, _ = with_prior(q, z, prior, weights)
+    want = q @ z.T + weights[:, None] * prior[None, :]
+    np.testing.assert_allclose(qw @ za.T, want, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize(
@@ -55,6 +60,8 @@ def test_augmented_inner_products_are_the_blended_scores():
         (np.full(30, np.nan), 1.0, "prior must be"),
         (np.ones(30), -1.0, "weight must be"),
         (np.ones(30), float("inf"), "weight must be"),
+        (np.ones(30), np.ones(3), "one per query"),
+        (np.ones(30), np.array([1.0, -1.0]), "weight must be"),
     ],
 )
 def test_bad_priors_and_weights_are_refused(prior, weight, message):
