@@ -72,9 +72,10 @@ from hir_sdk.training.config import load_config
 from hir_sdk.training.embedder import Embedder
 
 DEFAULT_TYPES = ("user", "ad")
-# arrival snapshots per full snapshot (daily for four months, evenly spread beyond), and
-# the age in days up to which an arrival snapshot embeds an ad again
+# arrival snapshots per full snapshot: daily for four months, evenly spread beyond
 MAX_ARRIVALS = 120
+# the age up to which an arrival snapshot embeds an ad again
+ARRIVAL_MAX_AGE = 120 * DAY
 
 
 class Refresh(enum.Enum):
@@ -159,7 +160,7 @@ def build_hir_lookup(
     seed: int = 0,
     arrivals_every: int | None = DAY,
     max_arrivals: int | None = MAX_ARRIVALS,
-    arrival_max_age: int | None = MAX_ARRIVALS * DAY,
+    arrival_max_age: int | None = ARRIVAL_MAX_AGE,
     arrival_types: Sequence[str] = ("ad",),
     creation_latency: int | None = 60,
     refresh: Refresh | str = DEFAULT_REFRESH,

@@ -84,7 +84,7 @@ def _read(folder: Path, ext: str, names: list[str]) -> pl.DataFrame:
     return frame.rename(dict(zip(frame.columns, names, strict=True)))
 
 
-def _edges(
+def edge_rows(
     frame: pl.DataFrame,
     src_type: str,
     src: pl.Expr,
@@ -179,9 +179,9 @@ def movielens_100k(
     user, item = pl.col("user"), pl.col("item")
     edges = pl.concat(
         [
-            _edges(inter, "user", user, "ad", item, pl.lit("rate"), pl.col("ts")),
-            _edges(likes, "user", user, "ad", item, pl.lit("like"), pl.col("ts") + 1),
-            _edges(
+            edge_rows(inter, "user", user, "ad", item, pl.lit("rate"), pl.col("ts")),
+            edge_rows(likes, "user", user, "ad", item, pl.lit("like"), pl.col("ts") + 1),
+            edge_rows(
                 triples,
                 "ad",
                 item,

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from hir_sdk.datasets.movielens import _edges
+from hir_sdk.datasets.movielens import edge_rows
 from hir_sdk.errors import InputError
 from hir_sdk.schema.manifest import DatasetManifest, EdgeTypeSpec, TimeSplits
 from hir_sdk.synth.world import World
@@ -171,10 +171,10 @@ def movielens_csv(folder: str | Path, config: MovieLensCsvConfig | None = None) 
     likes = ratings.filter(pl.col("rating") >= config.like_rating)
     edges = pl.concat(
         [
-            _edges(ratings, "user", user, "ad", item, pl.lit("rate"), at),
-            _edges(likes, "user", user, "ad", item, pl.lit("like"), at + 1),
-            _edges(tags, "user", user, "ad", item, pl.lit("tag"), at),
-            _edges(genres, "ad", item, "genre", pl.col("genre_id"), pl.lit("genre"), created),
+            edge_rows(ratings, "user", user, "ad", item, pl.lit("rate"), at),
+            edge_rows(likes, "user", user, "ad", item, pl.lit("like"), at + 1),
+            edge_rows(tags, "user", user, "ad", item, pl.lit("tag"), at),
+            edge_rows(genres, "ad", item, "genre", pl.col("genre_id"), pl.lit("genre"), created),
         ]
     ).sort("ts", maintain_order=True)
     year = pl.col("title").str.extract(r"\((\d{4})\)\s*$").cast(pl.Float64)

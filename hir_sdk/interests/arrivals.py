@@ -58,6 +58,8 @@ def embed_arrivals(
     before `as_of`: an older one keeps its row of an earlier arrival snapshot. `embedder`:
     one of the same run, checkpoint and data to reuse (moved to `as_of`), which saves
     reloading them at every refresh."""
+    if max_age is not None and max_age < 1:
+        raise InputError(f"the arrivals' maximum age must be >= 1 second, got {max_age}")
     if embedder is None:
         embedder = Embedder(run, data, as_of, checkpoint=checkpoint)
     else:
@@ -68,8 +70,6 @@ def embed_arrivals(
             f"got {iso_time(embedder.as_of)}"
         )
     types = node_types or sorted(base.table["node_type"].cast(pl.String).unique().to_list())
-    if max_age is not None and max_age < 1:
-        raise InputError(f"the arrivals' maximum age must be >= 1 second, got {max_age}")
     since = base.as_of if max_age is None else max(base.as_of, embedder.as_of - max_age)
     nodes = embedder.entities(types)
     nodes = nodes[embedder.graph.created_ts[nodes] >= since]
