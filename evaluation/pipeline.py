@@ -55,7 +55,6 @@ from hir_sdk.ranking.hir_lookup import HirLookup
 from hir_sdk.ranking.hir_snapshots import DEFAULT_REFRESH, Refresh, build_hir_lookup
 from hir_sdk.ranking.ranker import Ranker, RankingData
 from hir_sdk.ranking.sequence.config import MultiStageConfig
-from hir_sdk.ranking.sequence.examples import RankingExamples
 from hir_sdk.ranking.xgboost_search import XGBOOST_GRID, XGBoostSearch
 from hir_sdk.schema import load_dataset
 from hir_sdk.schema.manifest import DAY, check_attribution_days, iso_time
@@ -298,7 +297,7 @@ def run_ab_on_graph(
         strict=False,
     )
     rankers = {
-        name: arm.model.bundle(RankingExamples.of(test, X["test"]))
+        name: arm.model.bundle(arm.examples(data, "test"))
         for name, arm in models.items()
         if isinstance(arm, MultiStageArm)
     }

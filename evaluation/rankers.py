@@ -21,7 +21,9 @@ Built in:
   validation (`ABConfig.tune`) or fixed (`ABConfig.xgboost`);
 - `popularity`: the owner's as-of smoothed conversion rate, rescaled (the floor);
 - `xgboost+hir`: the same XGBoost with HIR feature columns (needs HIR);
-- `multistage`: the multi-stage sequence ranker (needs HIR);
+- `multistage`: the multi-stage sequence ranker (needs HIR); its dense inputs are the
+  as-of features and, as `xgboost+hir` reads them, the HIR feature columns
+  (`MultiStageConfig.hir_columns`);
 - `xgboost+multistage`: XGBoost with the multi-stage ranker's probability as one more
   column (needs HIR), the way a new model often ships first: as a feature of the ranker
   in production. The multi-stage ranker fits on the oldest `ABConfig.stack_share` of the
@@ -47,7 +49,7 @@ from hir_sdk.errors import InputError
 from hir_sdk.io.atomic import atomic_output_dir
 from hir_sdk.io.output_folder import check_ours
 from hir_sdk.ranking.baselines import PopularityModel, XGBoostBaseline
-from hir_sdk.ranking.hir_features import HirFeatures, similarity_columns
+from hir_sdk.ranking.hir_features import similarity_columns
 from hir_sdk.ranking.ranker import Ranker, RankingData, SavableRanker
 from hir_sdk.ranking.sequence.examples import RankingExamples
 from hir_sdk.ranking.xgboost_search import XGBoostSearch, search_xgboost
@@ -141,22 +143,9 @@ class XGBoostArm:
         self.config, self.name, self.hir = config, name, hir
         self.model: XGBoostBaseline | None = None
         self.search: XGBoostSearch | None = None
-        self._columns: dict[str, pl.DataFrame] = {}
-        self._hir_features: HirFeatures | None = None  # built once, for every window
 
     def _features(self, data: RankingData, window: str) -> pl.DataFrame:
-        frame = data.features[window]
-        if not self.hir:
-            return frame
-        if window not in self._columns:
-            if self._hir_features is None or self._hir_features.lookup is not data.hir:
-                self._hir_features = HirFeatures(
-                    data.graph, data.hir, owners=data.owners, conversions=data.conversions
-                )
-            keys = (data.column(window, c) for c in ("user", "ad", "ts"))
-            hir = self._hir_features.compute(*keys)
-            self._columns[window] = pl.concat([frame, hir], how="horizontal")
-        return self._columns[window]
+        return data.with_hir(window) if self.hir else data.features[window]
 
     def fit(self, data: RankingData) -> XGBoostArm:
         X = {w: self._features(data, w) for w in ("train", "validation")}
@@ -197,7 +186,6 @@ class XGBoostArm:
 
     def load(self, folder: Path) -> XGBoostArm:
         self.model, self.search = XGBoostBaseline.load(folder), None
-        self._columns, self._hir_features = {}, None
         return self
 
     def describe(self) -> str:
@@ -245,9 +233,11 @@ class MultiStageArm:
         self.model: MultiStageRanker | None = None
         self.saved: SavedMultiStage | None = None  # loaded: joined to the data at predict
 
-    @staticmethod
-    def examples(data: RankingData, window: str) -> RankingExamples:
-        return RankingExamples.of(data.examples[window], data.features[window])
+    def examples(self, data: RankingData, window: str) -> RankingExamples:
+        """`window`'s examples, with the HIR feature columns among the dense inputs where
+        the settings ask for them (`MultiStageConfig.hir_columns`)."""
+        dense = data.with_hir(window) if self.settings.hir_columns else data.features[window]
+        return RankingExamples.of(data.examples[window], dense)
 
     def fit(self, data: RankingData) -> MultiStageArm:
         from hir_sdk.ranking.sequence.multistage import MultiStageRanker

@@ -16,23 +16,28 @@ and `load_ranker` add the folder's marker and the arm's name).
 `RankingData` holds what an arm may read: the temporal graph, each window's labelled
 examples (`user`, `ad`, `owner`, `ts`, `label`, graph node ids) with their as-of feature
 rows (`hir_sdk.ranking.features.AsOfFeatures`, row-aligned), and the HIR snapshots when
-the A/B has encoder runs. Every feature in it is as of its example's request time. The
-registry that maps names to arms is `hir_sdk.evaluation.rankers`.
+the A/B has encoder runs; `with_hir(window)` adds the HIR feature columns
+(`hir_sdk.ranking.hir_features.HirFeatures`) to a window's rows, computed once per window
+and shared by every arm that reads them. Every feature in it is as of its example's
+request time. The registry that maps names to arms is `hir_sdk.evaluation.rankers`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 import polars as pl
 
+from hir_sdk.errors import InputError
 from hir_sdk.graph import TemporalGraph
 from hir_sdk.graph.event_index import EventIndex
 from hir_sdk.graph.owners import OwnersAsOf
+from hir_sdk.ranking.hir_features import HirFeatures
 from hir_sdk.ranking.hir_lookup import HirLookup
 
 
@@ -47,6 +52,15 @@ class RankingData:
     owners: OwnersAsOf | None = None  # the owners the labels were read with, to share
     # the conversions the labels were read from (`conversion_index`), to share
     conversions: EventIndex | None = None
+    # window -> its HIR feature columns; not copied by `dataclasses.replace`, whose
+    # windows may hold other rows
+    _hir_columns: dict[str, pl.DataFrame] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    @cached_property  # one for every window (`cached_property` writes past `frozen`)
+    def _hir_features(self) -> HirFeatures:
+        return HirFeatures(self.graph, self.hir, owners=self.owners, conversions=self.conversions)
 
     def labels(self, window: str) -> np.ndarray:
         """(n,) 0/1 labels of `window`'s examples."""
@@ -55,6 +69,15 @@ class RankingData:
     def column(self, window: str, name: str) -> np.ndarray:
         """(n,) one column of `window`'s examples (`user`, `ad`, `owner` or `ts`)."""
         return self.examples[window][name].to_numpy()
+
+    def with_hir(self, window: str) -> pl.DataFrame:
+        """`window`'s as-of feature rows followed by its HIR feature columns."""
+        if self.hir is None:
+            raise InputError("the HIR feature columns need HIR snapshots (encoder runs)")
+        if window not in self._hir_columns:
+            keys = (self.column(window, c) for c in ("user", "ad", "ts"))
+            self._hir_columns[window] = self._hir_features.compute(*keys)
+        return pl.concat([self.features[window], self._hir_columns[window]], how="horizontal")
 
 
 @runtime_checkable

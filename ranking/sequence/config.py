@@ -59,6 +59,9 @@ class MultiStageConfig:
     click_window_s: int = DAY
     max_train_examples: int = 80_000  # a seeded sample of the training window
     max_valid_examples: int = 20_000
+    # the A/B's `multistage` arm: the HIR feature columns (`HirFeatures`, what
+    # `xgboost+hir` reads) join the as-of features among the dense inputs
+    hir_columns: bool = True
     seed: int = 0
 
     def __post_init__(self) -> None:

@@ -24,6 +24,7 @@ from hir_sdk.evaluation.rankers import (
 )
 from hir_sdk.graph.owners import OwnersAsOf
 from hir_sdk.ranking.features import AsOfFeatures
+from hir_sdk.ranking.hir_features import HirFeatures
 from hir_sdk.ranking.hir_lookup import HirLookup
 from hir_sdk.ranking.ranker import Ranker, RankingData
 from hir_sdk.ranking.sequence import MultiStageConfig
@@ -101,6 +102,34 @@ def ranking_data(tiny_graph):
     return RankingData(tiny_graph, frames, X)
 
 
+def test_ranking_data_adds_the_hir_columns_once_per_window(
+    ranking_data,
+    snapshot,  # noqa: F811
+    tiny_graph,
+):
+    lookup = HirLookup(tiny_graph, [snapshot])
+    data = dataclasses.replace(ranking_data, hir=lookup)
+    frame = data.with_hir("test")
+    keys = [data.column("test", c) for c in ("user", "ad", "ts")]
+    hir = HirFeatures(tiny_graph, lookup).compute(*keys)
+    assert frame.columns == [*data.features["test"].columns, *hir.columns]
+    assert frame.select(hir.columns).equals(hir)  # the arms' own features, row-aligned
+    assert frame.select(data.features["test"].columns).equals(data.features["test"])
+    cached = data._hir_columns["test"]
+    data.with_hir("test")
+    assert data._hir_columns["test"] is cached and set(data._hir_columns) == {"test"}
+    # a copy with other rows in its windows computes its own
+    rows = pl.Series(np.arange(data.examples["test"].height) % 2 == 0)
+    half = dataclasses.replace(
+        data,
+        examples={"test": data.examples["test"].filter(rows)},
+        features={"test": data.features["test"].filter(rows)},
+    )
+    assert half.with_hir("test").equals(frame.filter(rows))
+    with pytest.raises(InputError, match="need HIR snapshots"):
+        ranking_data.with_hir("test")
+
+
 @pytest.mark.parametrize("name", ["xgboost", "popularity"])
 def test_a_saved_ranker_predicts_what_it_did(name, ranking_data, tmp_path):
     config = ABConfig(tune=False)
@@ -156,6 +185,13 @@ def test_a_saved_multistage_ranker_predicts_what_it_did(
     assert loaded.settings == small and "loaded from" in loaded.describe()
     np.testing.assert_array_equal(loaded.predict(data, "test"), want)
     assert loaded.model.history_log == ranker.model.history_log
+    # its dense inputs are the as-of features and the HIR feature columns
+    columns = ranker.model.scaler.columns
+    assert columns[: len(data.features["test"].columns)] == data.features["test"].columns
+    assert {"hir_cos", "hir_nbr_rate_t0.1", "hir_same_l0"} <= set(columns)
+    without = dataclasses.replace(small, hir_columns=False)
+    alone = make_ranker("multistage", ABConfig(multistage=without)).fit(data)
+    assert alone.model.scaler.columns == data.features["test"].columns
     # the saved ranker reads its own graph and HIR width only
     with pytest.raises(InputError, match="HIR embeddings of width"):
         load_ranker(out, ABConfig()).predict(dataclasses.replace(data, hir=None), "test")
