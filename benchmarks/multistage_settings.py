@@ -2,8 +2,8 @@
 
     hir run --data D --out J                       # or any job folder with its three runs
     python benchmarks/multistage_settings.py --data D --job J \
-        [--variants default no-hir-columns epochs-8 lr-3e-4 ids-64 dropout] [--bootstrap 100] \
-        [--record FILE]
+        [--variants default no-hir-columns uncapped epochs-8 lr-3e-4 ids-64 dropout] \
+        [--bootstrap 100] [--record FILE]
 
 Each variant is one `MultiStageConfig`; the A/B is `hir ab`'s (`run_ab_on_graph`, control
 `xgboost` tuned on validation, treatment `multistage`) on the job's snapshots, built once
@@ -30,6 +30,7 @@ from hir_sdk.ranking.sequence.config import OnlineRankerConfig, UserModelConfig
 VARIANTS = {
     "default": MultiStageConfig(),
     "no-hir-columns": MultiStageConfig(hir_columns=False),
+    "uncapped": MultiStageConfig(max_train_examples=10**9, max_valid_examples=10**9),
     "epochs-8": MultiStageConfig(epochs=8),
     "lr-3e-4": MultiStageConfig(epochs=8, lr=3e-4),
     "ids-64": MultiStageConfig(
@@ -46,6 +47,7 @@ VARIANTS = {
 DESCRIPTIONS = {
     "default": "the defaults (2 epochs; dense inputs: as-of features and HIR columns)",
     "no-hir-columns": "the as-of features alone as dense inputs",
+    "uncapped": "every training and validation example (no seeded sample)",
     "epochs-8": "8 epochs",
     "lr-3e-4": "8 epochs, learning rate 3e-4",
     "ids-64": "4 epochs, 64 hash buckets for every id (both stages)",
