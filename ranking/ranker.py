@@ -25,7 +25,7 @@ request time. The registry that maps names to arms is `hir_sdk.evaluation.ranker
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -52,13 +52,15 @@ class RankingData:
     owners: OwnersAsOf | None = None  # the owners the labels were read with, to share
     # the conversions the labels were read from (`conversion_index`), to share
     conversions: EventIndex | None = None
-    # window -> its HIR feature columns; not copied by `dataclasses.replace`, whose
-    # windows may hold other rows
-    _hir_columns: dict[str, pl.DataFrame] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
 
-    @cached_property  # one for every window (`cached_property` writes past `frozen`)
+    # Caches (`cached_property` writes past `frozen`); a `dataclasses.replace` copy, whose
+    # windows may hold other rows, starts without them.
+    @cached_property
+    def _hir_columns(self) -> dict[str, pl.DataFrame]:
+        """window -> its HIR feature columns."""
+        return {}
+
+    @cached_property
     def _hir_features(self) -> HirFeatures:
         return HirFeatures(self.graph, self.hir, owners=self.owners, conversions=self.conversions)
 
