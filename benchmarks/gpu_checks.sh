@@ -11,8 +11,9 @@
 #   (benchmarks/gpu_training.py);
 # - onnx_serving.md: the encoder and the online ranker under torch and onnxruntime, CPU
 #   and CUDA (benchmarks/onnx_serving.py).
-# GPU_SKIP="attention training" leaves those steps out. A step that fails is reported and the next one still runs; the exit status is the
-# number of failed steps.
+# GPU_SKIP="attention training" leaves those steps out; GPU_PARITY_LIMIT and
+# GPU_TRAIN_LIMIT (seconds) bound those two steps. A step that fails is reported and the
+# next one still runs; the exit status is the number of failed steps.
 set -u
 out=${1:?usage: bash benchmarks/gpu_checks.sh OUT}
 mkdir -p "$out"
@@ -38,7 +39,7 @@ step() {  # step NAME SECONDS COMMAND...: run with a time limit, log to OUT/step
 step env 60 bash -c "nvidia-smi -L; $py -c 'import torch, onnxruntime as o; \
 print(torch.__version__, torch.version.cuda, torch.cuda.get_device_name()); \
 print(o.__version__, o.get_available_providers())'"
-step parity 150 "$py" -m pytest -q -p no:cacheprovider tests/hir_sdk/model/test_flex_dense.py
+step parity "${GPU_PARITY_LIMIT:-240}" "$py" -m pytest -q -p no:cacheprovider tests/hir_sdk/model/test_flex_dense.py
 for sharding in row_wise table_wise; do
     step "sharding $sharding" 120 "$py" -m torch.distributed.run --standalone \
         --nproc_per_node=1 -m hir_sdk.ranking.sharding "$sharding"
@@ -46,6 +47,6 @@ done
 step onnx_serving 120 "$py" benchmarks/onnx_serving.py --rounds 10 \
     --record "$out/onnx_serving.md"
 step attention 180 "$py" benchmarks/attention.py --devices cuda --record "$out/attention.md"
-step training 300 "$py" benchmarks/gpu_training.py --steps "${GPU_TRAIN_STEPS:-100}" \
+step training "${GPU_TRAIN_LIMIT:-300}" "$py" benchmarks/gpu_training.py --steps "${GPU_TRAIN_STEPS:-100}" \
     --record "$out/training.md"
 exit "$failed"

@@ -29,6 +29,9 @@ log = logging.getLogger("hir_sdk.model")
 _compiled_flex = None
 # compiled FlexAttention's CUDA kernels need at least this many dimensions per head
 MIN_COMPILED_HEAD_DIM = 16
+# compiled FLEX sees new shapes each batch (packed length, pairs, edges); automatic dynamic
+# shapes bound the recompiles, but grad modes and length buckets each add some
+RECOMPILE_LIMIT = 32
 _logged: set[tuple[str, str, bool]] = set()
 
 
@@ -67,7 +70,9 @@ def _flex(compiled: bool):  # noqa: ANN202
     if not compiled:
         return flex_attention
     if _compiled_flex is None:
-        _compiled_flex = torch.compile(flex_attention, dynamic=False)
+        # dynamic=None: the first shape is compiled static, and a dimension that changes is
+        # recompiled as symbolic once, instead of once per batch
+        _compiled_flex = torch.compile(flex_attention, dynamic=None)
     return _compiled_flex
 
 
@@ -104,13 +109,14 @@ class BiasedAttention(nn.Module):
                     f"dimensions per head; this layer has {dim // self.heads} ({dim} / "
                     f"{self.heads} heads): use fewer heads, or run FLEX uncompiled"
                 )
-            out = _flex(compiled)(
-                q.transpose(0, 1)[None],
-                k.transpose(0, 1)[None],
-                v.transpose(0, 1)[None],
-                score_mod=score_mod(ctx),
-                block_mask=block_mask,
-            )[0].transpose(0, 1)
+            with torch._dynamo.config.patch(recompile_limit=RECOMPILE_LIMIT):
+                out = _flex(compiled)(
+                    q.transpose(0, 1)[None],
+                    k.transpose(0, 1)[None],
+                    v.transpose(0, 1)[None],
+                    score_mod=score_mod(ctx),
+                    block_mask=block_mask,
+                )[0].transpose(0, 1)
         elif impl is Impl.DENSE:
             out = self._dense(q, k, v, ctx, bias)
         else:

@@ -19,7 +19,13 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from hir_sdk.model.attention import BiasedAttention, Impl, choose_impl, flex_block_mask
+from hir_sdk.model.attention import (
+    MIN_COMPILED_HEAD_DIM,
+    BiasedAttention,
+    Impl,
+    choose_impl,
+    flex_block_mask,
+)
 from hir_sdk.model.attention_bias import BiasContext, StructuralBias, dense_bias
 from hir_sdk.model.config import EncoderConfig
 from hir_sdk.model.heads import ProjectionHead, PrototypeHeads
@@ -83,7 +89,7 @@ class HierarchicalEncoder(nn.Module):
         x: EncoderInputs,
         impl: Impl = Impl.AUTO,
         *,
-        compile_flex: bool = False,
+        compile_flex: bool | None = None,
         track_centers: bool | None = None,
         every_token: bool = False,
     ) -> EncoderOutput:
@@ -91,12 +97,20 @@ class HierarchicalEncoder(nn.Module):
         projection's per-type running means from this batch. Only the anchors' final
         states are read, so the last layer runs on them alone (its keys and values still
         come from every token); `every_token` runs it on every token and returns all
-        their final states as `tokens` (the same anchors, up to float rounding)."""
+        their final states as `tokens` (the same anchors, up to float rounding).
+
+        `compile_flex` (FLEX only; default: on CUDA when the heads are wide enough for the
+        compiled kernels) runs FlexAttention compiled: uncompiled FLEX with gradients on
+        CUDA takes PyTorch's slow reference path, and on CPU compiling costs more than it
+        saves for inference."""
         device = x.doc.device
         chosen = choose_impl(impl, device, torch.is_grad_enabled())
         ctx = self.bias.context(x)
         attn: dict[str, object] = {}
         if chosen is Impl.FLEX:
+            if compile_flex is None:
+                wide = self.config.dim // self.config.heads >= MIN_COMPILED_HEAD_DIM
+                compile_flex = device.type == "cuda" and wide
             attn = {"block_mask": flex_block_mask(ctx, x.length, device), "compiled": compile_flex}
         else:
             attn = {"bias": dense_bias(ctx)}
