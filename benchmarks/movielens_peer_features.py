@@ -281,7 +281,10 @@ def lookups_for(peers: list[str], graph, data: Path, tmp: Path, args, timings) -
     return lookups
 
 
-def render(runs: dict[str, ABRun], masks: dict, lookups: dict, args, timings) -> list[str]:
+def render(
+    dataset: str, runs: dict[str, ABRun], masks: dict, lookups: dict, args, timings
+) -> list[str]:
+    """The record's Markdown; `dataset` is the data set's name."""
     first = next(iter(runs.values()))
     for name, run in runs.items():
         if not same_test(first, run):
@@ -290,7 +293,7 @@ def render(runs: dict[str, ABRun], masks: dict, lookups: dict, args, timings) ->
     fit_from = {name: lookup.fit_from for name, lookup in lookups.items()}
     times = [s.as_of for s in next(iter(lookups.values())).full_snapshots]
     lines = [
-        f"#### XGBoost + peer embeddings vs XGBoost on {args.dataset_name} (seed {args.seed})",
+        f"#### XGBoost + peer embeddings vs XGBoost on {dataset} (seed {args.seed})",
         "",
         "command: `python benchmarks/movielens_peer_features.py " + " ".join(sys.argv[1:]) + "`",
         "",
@@ -358,7 +361,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp_name:
         data = args.data or write_world(movielens_100k(), Path(tmp_name) / "data")
         graph = build_graph_from_dir(data)
-        args.dataset_name = "MovieLens-100K" if args.data is None else graph.manifest.name
+        dataset_name = "MovieLens-100K" if args.data is None else graph.manifest.name
         lookups = lookups_for(peers, graph, data, Path(tmp_name), args, timings)
         for name, lookup in lookups.items():
             started = time.perf_counter()
@@ -366,7 +369,7 @@ def main() -> int:
             timings[f"A/B {name}"] = time.perf_counter() - started
             masks[name] = covered(lookup, runs[name].examples["test"].frame)
             log(f"{name}: {runs[name].report.ab.verdict} ({timings[f'A/B {name}']:.0f} s)")
-    publish(render(runs, masks, lookups, args, timings), args.record)
+    publish(render(dataset_name, runs, masks, lookups, args, timings), args.record)
     return 0
 
 

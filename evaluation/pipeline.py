@@ -185,17 +185,12 @@ def run_ab(
     return run
 
 
-def run_ab_on_graph(
-    graph: TemporalGraph,
-    config: ABConfig | None = None,
-    *,
-    truth: Path | None = None,
-    hir: HirLookup | None = None,
-) -> ABRun:
-    """`run_ab` on an already built graph (and HIR snapshots, for the HIR models)."""
-    config = config or ABConfig()
-    timings: dict[str, float] = {}
-    started = time.perf_counter()
+def ranking_data(
+    graph: TemporalGraph, config: ABConfig, hir: HirLookup | None = None
+) -> tuple[dict[str, Examples], RankingData]:
+    """The A/B's labelled examples by window and what its arms read: labels from
+    `config.attribution_days`, the training window starting after what the first HIR
+    encoder read when an arm reads HIR snapshots (`hir`), as-of features per window."""
     owners = OwnersAsOf(graph)
     conversions = conversion_index(graph, owners)  # read once: labels and HIR features
     examples = {
@@ -224,13 +219,28 @@ def run_ab_on_graph(
         hir.check_fit_window(int(examples["train"].frame["ts"].min()))
     _check(examples, graph)
     features = AsOfFeatures(graph, owners)
-    X, y = {}, {}
+    X = {}
     for w, ex in examples.items():
         f = ex.frame
         X[w] = features.compute(f["user"].to_numpy(), f["ad"].to_numpy(), f["ts"].to_numpy())
-        y[w] = f["label"].to_numpy()
     frames = {w: ex.frame for w, ex in examples.items()}
-    data = RankingData(graph, frames, X, hir, owners, conversions)
+    return examples, RankingData(graph, frames, X, hir, owners, conversions)
+
+
+def run_ab_on_graph(
+    graph: TemporalGraph,
+    config: ABConfig | None = None,
+    *,
+    truth: Path | None = None,
+    hir: HirLookup | None = None,
+) -> ABRun:
+    """`run_ab` on an already built graph (and HIR snapshots, for the HIR models)."""
+    config = config or ABConfig()
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+    examples, data = ranking_data(graph, config, hir)
+    y = {w: data.labels(w) for w in examples}
+    owners = data.owners
     timings["examples+features"] = time.perf_counter() - started
     models: dict[str, Ranker] = {}
     p = {}

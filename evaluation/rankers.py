@@ -35,7 +35,6 @@ Built in:
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -308,7 +307,7 @@ class StackedArm(XGBoostArm):
         train = data.examples["train"]
         ts = train["ts"].to_numpy()
         split = int(np.quantile(ts, self.share, method="lower")) if len(ts) else 0
-        early = pl.Series(ts < split)
+        early = ts < split
         if not early.any() or early.all():
             raise InputError(
                 f"{self.name}: the oldest {self.share:g} of the training examples leaves "
@@ -316,15 +315,7 @@ class StackedArm(XGBoostArm):
             )
         # the first stage chooses its epoch and calibration on the rest of the training
         # window, so the validation window stays unread until XGBoost's own choices
-        features = data.features
-        head = dataclasses.replace(
-            data,
-            examples={"train": train.filter(early), "validation": train.filter(~early)},
-            features={
-                "train": features["train"].filter(early),
-                "validation": features["train"].filter(~early),
-            },
-        )
+        head = data.regroup({"train": ("train", early), "validation": ("train", ~early)})
         self.first.fit(head)
         self.split = split
         super().fit(data)

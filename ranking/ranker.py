@@ -18,14 +18,16 @@ examples (`user`, `ad`, `owner`, `ts`, `label`, graph node ids) with their as-of
 rows (`hir_sdk.ranking.features.AsOfFeatures`, row-aligned), and the HIR snapshots when
 the A/B has encoder runs; `with_hir(window)` adds the HIR feature columns
 (`hir_sdk.ranking.hir_features.HirFeatures`) to a window's rows, computed once per window
-and shared by every arm that reads them. Every feature in it is as of its example's
-request time. The registry that maps names to arms is `hir_sdk.evaluation.rankers`.
+and shared by every arm that reads them. `regroup` makes windows out of rows of other
+windows (a first stage fitted on the older training rows, a subsample) without computing
+those columns again. Every feature in it is as of its example's request time. The
+registry that maps names to arms is `hir_sdk.evaluation.rankers`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -52,6 +54,11 @@ class RankingData:
     owners: OwnersAsOf | None = None  # the owners the labels were read with, to share
     # the conversions the labels were read from (`conversion_index`), to share
     conversions: EventIndex | None = None
+    # set by `regroup`: the data whose windows these rows come from, and for each window
+    # here, (its window there, the row indices)
+    source: tuple[RankingData, Mapping[str, tuple[str, np.ndarray]]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     # Caches (`cached_property` writes past `frozen`); a `dataclasses.replace` copy, whose
     # windows may hold other rows, starts without them.
@@ -77,9 +84,40 @@ class RankingData:
         if self.hir is None:
             raise InputError("the HIR feature columns need HIR snapshots (encoder runs)")
         if window not in self._hir_columns:
-            keys = (self.column(window, c) for c in ("user", "ad", "ts"))
-            self._hir_columns[window] = self._hir_features.compute(*keys)
+            if self.source is not None and window in self.source[1]:
+                parent, (whole, rows) = self.source[0], self.source[1][window]
+                parent.with_hir(whole)  # computed there once, whatever takes rows of it
+                self._hir_columns[window] = parent._hir_columns[whole][rows]
+            else:
+                keys = (self.column(window, c) for c in ("user", "ad", "ts"))
+                self._hir_columns[window] = self._hir_features.compute(*keys)
         return pl.concat([self.features[window], self._hir_columns[window]], how="horizontal")
+
+    def regroup(self, windows: Mapping[str, tuple[str, np.ndarray | None]]) -> RankingData:
+        """Data whose windows are rows of this data's: `windows` maps each new window to
+        (a window here, its row indices or boolean mask, or None for every row). The new
+        windows' HIR columns are rows of the ones computed here, so an arm that fits on
+        the regrouped data and predicts on this one computes them once."""
+        examples, features, rows = {}, {}, {}
+        for name, (whole, pick) in windows.items():
+            size = self.examples[whole].height
+            index = np.arange(size) if pick is None else np.asarray(pick)
+            if index.dtype == bool:
+                if index.shape != (size,):
+                    raise ValueError(f"regroup {name!r}: a mask of {index.shape} for {size} rows")
+                index = np.flatnonzero(index)
+            rows[name] = (whole, index)
+            examples[name] = self.examples[whole][index]
+            features[name] = self.features[whole][index]
+        return RankingData(
+            self.graph,
+            examples,
+            features,
+            self.hir,
+            self.owners,
+            self.conversions,
+            source=(self, rows),
+        )
 
 
 @runtime_checkable

@@ -130,6 +130,39 @@ def test_ranking_data_adds_the_hir_columns_once_per_window(
         ranking_data.with_hir("test")
 
 
+def test_regrouped_windows_take_their_hir_columns_from_the_source(
+    ranking_data,
+    snapshot,  # noqa: F811
+    tiny_graph,
+    monkeypatch,
+):
+    data = dataclasses.replace(ranking_data, hir=HirLookup(tiny_graph, [snapshot]))
+    n, tests = data.examples["train"].height, data.examples["test"].height
+    early = np.arange(n) < n // 3
+    calls = []
+    compute = HirFeatures.compute
+
+    def counted(self, *keys):  # noqa: ANN001, ANN202
+        calls.append(len(keys[0]))
+        return compute(self, *keys)
+
+    monkeypatch.setattr(HirFeatures, "compute", counted)
+    head = data.regroup({"train": ("train", early), "validation": ("train", ~early)})
+    assert set(head.examples) == {"train", "validation"}
+    assert head.examples["train"].equals(data.examples["train"].filter(pl.Series(early)))
+    assert head.features["validation"].equals(data.features["train"].filter(pl.Series(~early)))
+    assert head.with_hir("validation").equals(data.with_hir("train").filter(pl.Series(~early)))
+    assert head.with_hir("train").equals(data.with_hir("train").filter(pl.Series(early)))
+    picks = np.array([5, 1, 9])  # indices, in any order, of a regrouped window's source
+    again = head.regroup({"sample": ("validation", picks), "test": ("validation", None)})
+    assert again.with_hir("sample").equals(head.with_hir("validation")[picks])
+    assert again.examples["test"].equals(head.examples["validation"])
+    assert data.regroup({"all": ("test", None)}).with_hir("all").equals(data.with_hir("test"))
+    assert calls == [n, tests]  # each source window once, whatever took rows of it
+    with pytest.raises(ValueError, match="a mask of"):
+        data.regroup({"train": ("train", early[:-1])})
+
+
 @pytest.mark.parametrize("name", ["xgboost", "popularity"])
 def test_a_saved_ranker_predicts_what_it_did(name, ranking_data, tmp_path):
     config = ABConfig(tune=False)
