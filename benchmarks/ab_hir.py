@@ -13,8 +13,9 @@ trained `--steps` steps on the first half of the training window and refreshed w
 third of `--steps`; 0: one encoder), snapshots at the three refresh times with creation
 and arrival snapshots, retrieval recall, the XGBoost + HIR A/B, the ONNX export.
 `--config FILE` is a `hir fit` config laid over the encoder's defaults, as in
-`hir run --config`. With `multistage` or `xgboost+multistage` (XGBoost with the
-multi-stage ranker's score as a column) among `--treatments`, its A/B runs on the job's
+`hir run --config`. With `multistage`, `xgboost+multistage` or `xgboost+hir+multistage`
+(XGBoost, without or with the HIR columns, with the multi-stage ranker's score as a
+column) among `--treatments`, its A/B runs on the job's
 graph and snapshots (`run_ab_on_graph`), both arms fitted after the first encoder's
 window (see docs/ranking.md). Goal (issue 8): HIR features improve NE
 by >= 2% relative, more on cold-start advertisers, with intervals excluding zero.
@@ -31,10 +32,8 @@ from publish import publish
 
 from hir_sdk.cli.bounded_int import at_least
 from hir_sdk.evaluation.pipeline import ABConfig, run_ab_on_graph, write_report
-from hir_sdk.pipeline import JobSettings, run_job
+from hir_sdk.pipeline import TREATMENTS, JobSettings, run_job
 from hir_sdk.synth import SCALES, TRUTH_DIR, generate_world, write_world
-
-TREATMENTS = ("xgboost+hir", "multistage", "xgboost+multistage")
 
 
 def _row(name: str, delta) -> str:

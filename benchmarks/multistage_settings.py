@@ -2,7 +2,8 @@
 
     hir run --data D --out J                       # or any job folder with its three runs
     python benchmarks/multistage_settings.py --data D --job J \
-        [--variants default no-hir-columns uncapped epochs-8 lr-3e-4 ids-64 dropout] \
+        [--variants default no-hir-columns uncapped bins-8 bins-16 epochs-8 lr-3e-4 ids-64 \
+        dropout] \
         [--bootstrap 100] [--record FILE]
 
 Each variant is one `MultiStageConfig`; the A/B is `hir ab`'s (`run_ab_on_graph`, control
@@ -31,6 +32,8 @@ VARIANTS = {
     "default": MultiStageConfig(),
     "no-hir-columns": MultiStageConfig(hir_columns=False),
     "uncapped": MultiStageConfig(max_train_examples=10**9, max_valid_examples=10**9),
+    "bins-8": MultiStageConfig(dense_bins=8),
+    "bins-16": MultiStageConfig(dense_bins=16),
     "epochs-8": MultiStageConfig(epochs=8),
     "lr-3e-4": MultiStageConfig(epochs=8, lr=3e-4),
     "ids-64": MultiStageConfig(
@@ -48,6 +51,8 @@ DESCRIPTIONS = {
     "default": "the defaults (2 epochs; dense inputs: as-of features and HIR columns)",
     "no-hir-columns": "the as-of features alone as dense inputs",
     "uncapped": "every training and validation example (no seeded sample)",
+    "bins-8": "piecewise-linear dense inputs, 8 quantile bins per column",
+    "bins-16": "piecewise-linear dense inputs, 16 quantile bins per column",
     "epochs-8": "8 epochs",
     "lr-3e-4": "8 epochs, learning rate 3e-4",
     "ids-64": "4 epochs, 64 hash buckets for every id (both stages)",

@@ -30,7 +30,9 @@ Built in:
   training examples and chooses its epoch and calibration on the rest of them; its
   column is missing on the oldest (it would be an in-sample score there) and, on every
   later example, comes from that one model. XGBoost fits on all training examples and
-  makes its own choices on the validation window, which the first stage never read.
+  makes its own choices on the validation window, which the first stage never read;
+- `xgboost+hir+multistage`: the same, with `xgboost+hir`'s columns besides the score:
+  the multi-stage ranker as one more feature of the best GBDT.
 """
 
 from __future__ import annotations
@@ -146,16 +148,20 @@ class XGBoostArm:
     def _features(self, data: RankingData, window: str) -> pl.DataFrame:
         return data.with_hir(window) if self.hir else data.features[window]
 
+    def _feature_sets(self, data: RankingData, columns: list[str]) -> dict[str, list[str]] | None:
+        """The column sets the validation search chooses between (None: all of them)."""
+        if not self.hir:
+            return None
+        base = data.features["train"].columns
+        return {
+            "all HIR columns": columns,
+            "HIR similarity columns": [*base, *similarity_columns(columns)],
+        }
+
     def fit(self, data: RankingData) -> XGBoostArm:
         X = {w: self._features(data, w) for w in ("train", "validation")}
         y = {w: data.labels(w) for w in X}
-        feature_sets = None
-        if self.hir:
-            base = data.features["train"].columns
-            feature_sets = {
-                "all HIR columns": X["train"].columns,
-                "HIR similarity columns": [*base, *similarity_columns(X["train"].columns)],
-            }
+        feature_sets = self._feature_sets(data, X["train"].columns)
         if self.config.tune:
             self.search = search_xgboost(
                 X["train"],
@@ -283,14 +289,16 @@ class MultiStageArm:
 
 
 class StackedArm(XGBoostArm):
-    """XGBoost on the as-of features plus the multi-stage ranker's probability
-    (`xgboost+multistage`, see the module)."""
+    """XGBoost on the as-of features (with `hir`, and the HIR columns) plus the
+    multi-stage ranker's probability (`xgboost+multistage`, `xgboost+hir+multistage`,
+    see the module)."""
 
     SCORE = "multistage_p"
     FILE = "stack.json"
 
-    def __init__(self, config: ABConfig) -> None:
-        super().__init__(config, name="xgboost+multistage")
+    def __init__(self, config: ABConfig, *, hir: bool = False) -> None:
+        name = "xgboost+hir+multistage" if hir else "xgboost+multistage"
+        super().__init__(config, name=name, hir=hir)
         self.share = config.stack_share
         self.first = MultiStageArm(config)
         self.split: int | None = None  # training examples before it fit the first stage
@@ -301,7 +309,13 @@ class StackedArm(XGBoostArm):
         score = np.asarray(self.first.predict(data, window), dtype=np.float64)
         if window == "train":  # the first stage's own examples: an in-sample score
             score = np.where(data.column(window, "ts") < self.split, np.nan, score)
-        return data.features[window].with_columns(pl.Series(self.SCORE, score))
+        return super()._features(data, window).with_columns(pl.Series(self.SCORE, score))
+
+    def _feature_sets(self, data: RankingData, columns: list[str]) -> dict[str, list[str]] | None:
+        sets = super()._feature_sets(data, columns)  # the score column is in every set
+        if sets is None:
+            return None
+        return {k: v if self.SCORE in v else [*v, self.SCORE] for k, v in sets.items()}
 
     def fit(self, data: RankingData) -> StackedArm:
         train = data.examples["train"]
@@ -360,3 +374,6 @@ register_ranker(
 )
 register_ranker("multistage", MultiStageArm, needs_hir=True)
 register_ranker("xgboost+multistage", StackedArm, needs_hir=True)
+register_ranker(
+    "xgboost+hir+multistage", lambda config: StackedArm(config, hir=True), needs_hir=True
+)

@@ -1,7 +1,8 @@
 """`hir ab`: offline A/B of two rankers on the test window, with a Markdown + HTML report.
 
-`xgboost+hir`, `multistage` and `xgboost+multistage` (XGBoost with the multi-stage
-ranker's score as a column) read HIR snapshots of an encoder run (`--run`, a refresh
+`xgboost+hir`, `multistage`, `xgboost+multistage` and `xgboost+hir+multistage` (XGBoost,
+without or with the HIR columns, with the multi-stage ranker's score as a column) read
+HIR snapshots of an encoder run (`--run`, a refresh
 run: `hir fit --refresh --until ...`); both arms then fit on the examples after the
 window the encoder read (its training window, and its selection window for a run that
 chose its checkpoint on validation, which leaves the rankers no examples).

@@ -74,7 +74,8 @@ def add_job_options(
         choices=TREATMENTS,
         default=TREATMENTS[0],
         help="the A/B's arm against XGBoost: XGBoost + HIR features (default), the "
-        "multi-stage sequence ranker, or XGBoost with its score as one more column",
+        "multi-stage sequence ranker, or XGBoost (without or with the HIR features) with "
+        "its score as one more column",
     )
     parser.add_argument(
         "--config",

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 DEFAULT_STEPS = 300  # the first encoder's training steps
 # the A/B treatments the job offers against XGBoost: the arms that read its snapshots
-TREATMENTS = ("xgboost+hir", "multistage", "xgboost+multistage")
+TREATMENTS = ("xgboost+hir", "multistage", "xgboost+multistage", "xgboost+hir+multistage")
 
 
 def encoder_settings(

@@ -62,8 +62,13 @@ class MultiStageConfig:
     # the A/B's `multistage` arm: the HIR feature columns (`HirFeatures`, what
     # `xgboost+hir` reads) join the as-of features among the dense inputs
     hir_columns: bool = True
+    # piecewise-linear pieces per dense column over its training quantiles
+    # (`dense_inputs`); 0: the standardized value alone
+    dense_bins: int = 0
     seed: int = 0
 
     def __post_init__(self) -> None:
         if min(self.refresh_s, self.epochs, self.batch_size, self.click_window_s) < 1:
             raise ValueError("MultiStageConfig: refresh_s, epochs, batch_size must be >= 1")
+        if self.dense_bins < 0:
+            raise ValueError(f"MultiStageConfig: dense_bins must be >= 0, got {self.dense_bins}")

@@ -141,7 +141,7 @@ class MultiStageRanker:
         c = self.config
         torch.manual_seed(c.seed)
         hir_dim = self.hir.dim if self.hir is not None else 0
-        self.scaler = DenseScaler(train.dense)
+        self.scaler = DenseScaler(train.dense, bins=c.dense_bins)
         bom_vocab = self.hir.codebooks * self.hir.codewords if self.hir is not None else 1
         routes = self.hir.prototype_sizes[0] if self.hir is not None else 0
         self.make_stages(

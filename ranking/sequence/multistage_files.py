@@ -7,7 +7,8 @@ FOLDER/
                     ranker's sizes, the Platt calibration, the per-epoch log, the dense
                     scaler's columns, the graph's fingerprint
   weights.pt        {"user_model": state dict, "ranker": state dict}
-  scaler.npz        the dense scaler's missing-column indices, means and deviations
+  scaler.npz        the dense scaler's missing-column indices, means, deviations and
+                    piecewise-linear bin edges
 ```
 The graph and the HIR snapshots are inputs, not state: the restored ranker reads the ones
 it is given, and refuses a graph other than the one it was fitted on (by fingerprint), so
@@ -61,7 +62,13 @@ def save_multistage(ranker: MultiStageRanker, folder: Path) -> None:
     weights = {"user_model": ranker.user_model.state_dict(), "ranker": ranker.ranker.state_dict()}
     torch.save(weights, folder / WEIGHTS_FILE)
     scaler = ranker.scaler
-    np.savez(folder / SCALER_FILE, missing=scaler.missing, mean=scaler.mean, std=scaler.std)
+    np.savez(
+        folder / SCALER_FILE,
+        missing=scaler.missing,
+        mean=scaler.mean,
+        std=scaler.std,
+        edges=scaler.edges,
+    )
 
 
 @dataclass(frozen=True)
@@ -104,6 +111,8 @@ class SavedMultiStage:
         try:
             with np.load(folder / SCALER_FILE, allow_pickle=False) as data:
                 scaler = {k: data[k] for k in ("missing", "mean", "std")}
+                if "edges" in data:  # written since the piecewise-linear encoding
+                    scaler["edges"] = data["edges"]
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
             raise InputError(
                 f"cannot read the dense scaler: {err}", file=folder / SCALER_FILE
@@ -142,6 +151,7 @@ class SavedMultiStage:
             self.scaler["missing"],
             self.scaler["mean"],
             self.scaler["std"],
+            self.scaler.get("edges"),
         )
         calibration = self.meta["calibration"]
         model.calibration = PlattScaling(float(calibration["a"]), float(calibration["b"]))

@@ -37,7 +37,14 @@ def test_docs_example_plugs_in_a_ranker():
     assert "owner-rate" in ranker_names() and not needs_hir("owner-rate")
 
 
-BUILT_IN = ("xgboost", "popularity", "xgboost+hir", "multistage", "xgboost+multistage")
+BUILT_IN = (
+    "xgboost",
+    "popularity",
+    "xgboost+hir",
+    "multistage",
+    "xgboost+multistage",
+    "xgboost+hir+multistage",
+)
 
 
 def test_built_in_arms_follow_the_protocol():
@@ -45,7 +52,7 @@ def test_built_in_arms_follow_the_protocol():
     config = ABConfig()
     for name in BUILT_IN:
         assert isinstance(make_ranker(name, config), Ranker)
-    assert [needs_hir(n) for n in BUILT_IN] == [False, False, True, True, True]
+    assert [needs_hir(n) for n in BUILT_IN] == [False, False, True, True, True, True]
 
 
 def test_names_are_checked():
@@ -207,10 +214,13 @@ def test_a_saved_multistage_ranker_predicts_what_it_did(
     tiny_graph,
     tmp_path,
 ):
-    small = MultiStageConfig(epochs=1, max_train_examples=3_000, max_valid_examples=1_000)
+    small = MultiStageConfig(
+        epochs=1, max_train_examples=3_000, max_valid_examples=1_000, dense_bins=4
+    )
     config = ABConfig(multistage=small)
     data = dataclasses.replace(ranking_data, hir=HirLookup(tiny_graph, [snapshot]))
     ranker = make_ranker("multistage", config).fit(data)
+    assert ranker.model.scaler.bins == 4  # saved and restored with its bin edges
     want = ranker.predict(data, "test")
     assert len(np.unique(want)) > 10  # a fitted model, not a constant
     out = save_ranker(ranker, "multistage", tmp_path / "ranker")
@@ -276,3 +286,35 @@ def test_the_stacked_arm_reads_a_first_stage_fitted_before_its_split(
     np.testing.assert_array_equal(loaded.predict(data, "test"), want)
     with pytest.raises(InputError, match="stack_share must be between 0 and 1"):
         ABConfig(stack_share=1.0)
+
+
+def test_the_stacked_arm_on_the_hir_columns_keeps_its_score_in_every_column_set(
+    ranking_data,
+    snapshot,  # noqa: F811
+    tiny_graph,
+    tmp_path,
+):
+    small = MultiStageConfig(epochs=1, max_train_examples=3_000, max_valid_examples=1_000)
+    grid = ({"max_depth": 4, "min_child_weight": 5.0},)
+    config = ABConfig(multistage=small, xgboost_grid=grid, stack_share=0.4)
+    data = dataclasses.replace(ranking_data, hir=HirLookup(tiny_graph, [snapshot]))
+    stacked = make_ranker("xgboost+hir+multistage", config).fit(data)
+    assert stacked.name == "xgboost+hir+multistage" and stacked.hir
+    hir = data.with_hir("test").columns
+    assert stacked._features(data, "test").columns == [*hir, StackedArm.SCORE]
+    sets = stacked._feature_sets(data, [*hir, StackedArm.SCORE])
+    assert set(sets) == {"all HIR columns", "HIR similarity columns"}
+    assert all(v.count(StackedArm.SCORE) == 1 for v in sets.values())
+    assert len(sets["HIR similarity columns"]) < len(sets["all HIR columns"])
+    assert {t.feature_set for t in stacked.search.trials} == set(sets)
+    assert StackedArm.SCORE in stacked.model._columns
+    # the first stage is the same as the plain stacked arm's: one split, one model
+    plain = make_ranker("xgboost+multistage", config).fit(data)
+    assert plain.split == stacked.split
+    np.testing.assert_array_equal(
+        plain._features(data, "test")[StackedArm.SCORE],
+        stacked._features(data, "test")[StackedArm.SCORE],
+    )
+    want = stacked.predict(data, "test")
+    out = save_ranker(stacked, "xgboost+hir+multistage", tmp_path / "stacked")
+    np.testing.assert_array_equal(load_ranker(out, ABConfig()).predict(data, "test"), want)
