@@ -55,8 +55,8 @@ class RankingData:
     # the conversions the labels were read from (`conversion_index`), to share
     conversions: EventIndex | None = None
     # set by `regroup`: the data whose windows these rows come from, and for each window
-    # here, (its window there, the row indices)
-    source: tuple[RankingData, Mapping[str, tuple[str, np.ndarray]]] | None = field(
+    # here, (its window there, the row indices, the examples frame it made)
+    source: tuple[RankingData, Mapping[str, tuple[str, np.ndarray, pl.DataFrame]]] | None = field(
         default=None, repr=False, compare=False
     )
 
@@ -84,14 +84,23 @@ class RankingData:
         if self.hir is None:
             raise InputError("the HIR feature columns need HIR snapshots (encoder runs)")
         if window not in self._hir_columns:
-            if self.source is not None and window in self.source[1]:
-                parent, (whole, rows) = self.source[0], self.source[1][window]
+            if self._regrouped(window):
+                parent, (whole, rows, _) = self.source[0], self.source[1][window]
                 parent.with_hir(whole)  # computed there once, whatever takes rows of it
                 self._hir_columns[window] = parent._hir_columns[whole][rows]
             else:
                 keys = (self.column(window, c) for c in ("user", "ad", "ts"))
                 self._hir_columns[window] = self._hir_features.compute(*keys)
         return pl.concat([self.features[window], self._hir_columns[window]], how="horizontal")
+
+    def _regrouped(self, window: str) -> bool:
+        """Whether `window` is still the rows `regroup` took (a `dataclasses.replace`
+        copy may hold other rows, snapshots or graph)."""
+        if self.source is None or window not in self.source[1]:
+            return False
+        parent, (_, _, frame) = self.source[0], self.source[1][window]
+        same = parent.hir is self.hir and parent.graph is self.graph
+        return same and self.examples.get(window) is frame
 
     def regroup(self, windows: Mapping[str, tuple[str, np.ndarray | None]]) -> RankingData:
         """Data whose windows are rows of this data's: `windows` maps each new window to
@@ -106,8 +115,8 @@ class RankingData:
                 if index.shape != (size,):
                     raise ValueError(f"regroup {name!r}: a mask of {index.shape} for {size} rows")
                 index = np.flatnonzero(index)
-            rows[name] = (whole, index)
             examples[name] = self.examples[whole][index]
+            rows[name] = (whole, index, examples[name])
             features[name] = self.features[whole][index]
         return RankingData(
             self.graph,

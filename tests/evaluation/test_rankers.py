@@ -166,6 +166,17 @@ def test_regrouped_windows_take_their_hir_columns_from_the_source(
     assert again.examples["test"].equals(head.examples["validation"])
     assert data.regroup({"all": ("test", None)}).with_hir("all").equals(data.with_hir("test"))
     assert calls == [n, tests]  # each source window once, whatever took rows of it
+    # a copy with other rows or other snapshots computes its own
+    flipped = dataclasses.replace(
+        head,
+        examples={**head.examples, "train": head.examples["validation"]},
+        features={**head.features, "train": head.features["validation"]},
+    )
+    assert flipped.with_hir("train").equals(head.with_hir("validation"))
+    assert len(calls) == 3
+    other = dataclasses.replace(head, hir=HirLookup(tiny_graph, [snapshot]))
+    assert other.with_hir("validation").equals(head.with_hir("validation"))
+    assert len(calls) == 4
     with pytest.raises(ValueError, match="a mask of"):
         data.regroup({"train": ("train", early[:-1])})
 
