@@ -15,6 +15,7 @@ logged, and asking for FLEX where it cannot run raises instead of silently falli
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import logging
 
@@ -109,7 +110,8 @@ class BiasedAttention(nn.Module):
                     f"dimensions per head; this layer has {dim // self.heads} ({dim} / "
                     f"{self.heads} heads): use fewer heads, or run FLEX uncompiled"
                 )
-            with torch._dynamo.config.patch(recompile_limit=RECOMPILE_LIMIT):
+            limit = torch._dynamo.config.patch(recompile_limit=RECOMPILE_LIMIT)
+            with limit if compiled else contextlib.nullcontext():
                 out = _flex(compiled)(
                     q.transpose(0, 1)[None],
                     k.transpose(0, 1)[None],
