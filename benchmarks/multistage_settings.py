@@ -3,7 +3,7 @@
     hir run --data D --out J                       # or any job folder with its three runs
     python benchmarks/multistage_settings.py --data D --job J \
         [--variants default no-hir-columns uncapped bins-8 bins-16 epochs-8 lr-3e-4 ids-64 \
-        dropout] \
+        user-dropout-0.1 dropout] \
         [--bootstrap 100] [--record FILE]
 
 Each variant is one `MultiStageConfig`; the A/B is `hir ab`'s (`run_ab_on_graph`, control
@@ -41,6 +41,7 @@ VARIANTS = {
         user_model=UserModelConfig(id_buckets=64),
         ranker=OnlineRankerConfig(id_buckets=64),
     ),
+    "user-dropout-0.1": MultiStageConfig(user_model=UserModelConfig(dropout=0.1)),
     "dropout": MultiStageConfig(
         epochs=4,
         user_model=UserModelConfig(dropout=0.3),
@@ -56,6 +57,7 @@ DESCRIPTIONS = {
     "epochs-8": "8 epochs",
     "lr-3e-4": "8 epochs, learning rate 3e-4",
     "ids-64": "4 epochs, 64 hash buckets for every id (both stages)",
+    "user-dropout-0.1": "dropout 0.1 in the user model (none by default)",
     "dropout": "4 epochs, dropout 0.3 (user model) and 0.5 (online ranker)",
 }
 
