@@ -15,10 +15,10 @@ and arrival snapshots, retrieval recall, the XGBoost + HIR A/B, the ONNX export.
 `--config FILE` is a `hir fit` config laid over the encoder's defaults, as in
 `hir run --config`. With `multistage`, `xgboost+multistage` or `xgboost+hir+multistage`
 (XGBoost, without or with the HIR columns, with the multi-stage ranker's score as a
-column) among `--treatments`, its A/B runs on the job's
-graph and snapshots (`run_ab_on_graph`), both arms fitted after the first encoder's
-window (see docs/ranking.md). Goal (issue 8): HIR features improve NE
-by >= 2% relative, more on cold-start advertisers, with intervals excluding zero.
+column) among `--treatments`, its A/B runs on the job's graph and snapshots
+(`run_ab_on_graph`), both arms fitted after the first encoder's window (see
+docs/ranking.md). Goal (issue 8): HIR features improve NE by >= 2% relative, more on
+cold-start advertisers, with intervals excluding zero.
 """
 
 from __future__ import annotations

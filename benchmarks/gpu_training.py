@@ -57,7 +57,7 @@ code = main(sys.argv[3:])
 if nccl and dist.is_initialized():
     dist.destroy_process_group()
 from torch._dynamo.utils import counters
-print(json.dumps({"compiler": {k: dict(v) for k, v in counters.items() if k in ("stats",)}}))
+print(json.dumps({"graphs": counters["stats"]["unique_graphs"]}))
 raise SystemExit(code)
 """
 
@@ -89,8 +89,8 @@ def fit(data: Path, out: Path, run: tuple[str, bool, str], steps: int) -> dict:
     if done.returncode != 0:
         return {"error": f"exit {done.returncode}: {done.stderr.strip()[-1500:]}", "wall": wall}
     rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
-    stats = json.loads(done.stdout.strip().splitlines()[-1])["compiler"].get("stats", {})
-    return {"rows": rows, "wall": wall, "graphs": stats.get("unique_graphs", 0)}
+    graphs = json.loads(done.stdout.strip().splitlines()[-1])["graphs"]
+    return {"rows": rows, "wall": wall, "graphs": graphs}
 
 
 def weights(run: Path) -> dict[str, torch.Tensor]:

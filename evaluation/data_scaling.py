@@ -77,21 +77,28 @@ def data_sweep(
     return points
 
 
+def by_arm(points: Sequence[DataPoint]) -> dict[str, list[DataPoint]]:
+    """Each arm's points, by increasing number of examples, arms in first-seen order."""
+    arms: dict[str, list[DataPoint]] = {}
+    for p in sorted(points, key=lambda p: p.examples):
+        arms.setdefault(p.arm, []).append(p)
+    return {arm: arms[arm] for arm in dict.fromkeys(p.arm for p in points)}
+
+
 def fits(points: Sequence[DataPoint]) -> dict[str, LogLinearFit]:
     """Each arm's `NE = a + b log10(examples)`."""
-    out = {}
-    for arm in dict.fromkeys(p.arm for p in points):
-        mine = [p for p in points if p.arm == arm]
-        out[arm] = fit_log_linear([p.examples for p in mine], [p.ne for p in mine])
-    return out
+    return {
+        arm: fit_log_linear([p.examples for p in mine], [p.ne for p in mine])
+        for arm, mine in by_arm(points).items()
+    }
 
 
 def last_decade(points: Sequence[DataPoint]) -> dict[str, LogLinearFit]:
     """Each arm's line through its two largest sizes: where a curve bends, the local
     slope says more about the next decade than the fit over every size does."""
     out = {}
-    for arm in dict.fromkeys(p.arm for p in points):
-        a, b = sorted((p for p in points if p.arm == arm), key=lambda p: p.examples)[-2:]
+    for arm, mine in by_arm(points).items():
+        a, b = mine[-2:]
         slope = (b.ne - a.ne) / (np.log10(b.examples) - np.log10(a.examples))
         out[arm] = LogLinearFit(float(slope), float(b.ne - slope * np.log10(b.examples)), 1.0)
     return out
@@ -149,8 +156,9 @@ def _where(line: dict[str, LogLinearFit], first: str, second: str, sizes: list[i
 def data_sweep_svg(points: Sequence[DataPoint], *, title: str) -> str:
     """Measured NE against log10(training examples) per arm, with each arm's fitted line."""
     series = []
-    for arm, fit in fits(points).items():
-        mine = sorted((p for p in points if p.arm == arm), key=lambda p: p.examples)
+    line = fits(points)
+    for arm, mine in by_arm(points).items():
+        fit = line[arm]
         x = np.log10([p.examples for p in mine])
         series.append((f"{arm} (measured)", x, np.array([p.ne for p in mine])))
         series.append((f"{arm} fit", x[[0, -1]], fit(10 ** x[[0, -1]])))

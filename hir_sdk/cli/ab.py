@@ -2,8 +2,8 @@
 
 `xgboost+hir`, `multistage`, `xgboost+multistage` and `xgboost+hir+multistage` (XGBoost,
 without or with the HIR columns, with the multi-stage ranker's score as a column) read
-HIR snapshots of an encoder run (`--run`, a refresh
-run: `hir fit --refresh --until ...`); both arms then fit on the examples after the
+HIR snapshots of an encoder run (`--run`, a refresh run: `hir fit --refresh --until
+...`); both arms then fit on the examples after the
 window the encoder read (its training window, and its selection window for a run that
 chose its checkpoint on validation, which leaves the rankers no examples).
 `--run` given again adds refresh runs (`hir fit --refresh --until validation_start`, and

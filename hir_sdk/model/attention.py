@@ -110,8 +110,12 @@ class BiasedAttention(nn.Module):
                     f"dimensions per head; this layer has {dim // self.heads} ({dim} / "
                     f"{self.heads} heads): use fewer heads, or run FLEX uncompiled"
                 )
-            limit = torch._dynamo.config.patch(recompile_limit=RECOMPILE_LIMIT)
-            with limit if compiled else contextlib.nullcontext():
+            limit = (
+                torch._dynamo.config.patch(recompile_limit=RECOMPILE_LIMIT)
+                if compiled
+                else contextlib.nullcontext()
+            )
+            with limit:
                 out = _flex(compiled)(
                     q.transpose(0, 1)[None],
                     k.transpose(0, 1)[None],
