@@ -31,7 +31,7 @@ class Drawn:
     etype: np.ndarray  # (D,) type code
     ts: np.ndarray  # (D,) seconds
     weight: np.ndarray  # (D,) weight decayed to the anchor's cutoff
-    priority: np.ndarray  # (D,) float64 >= 0, smaller first
+    priority: np.ndarray  # (D,) >= 0, smaller first: float64, or integers below the fan-out
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class Reached:
 
     slot: np.ndarray  # (F,) subgraph
     node: np.ndarray  # (F,) global node index
-    priority: np.ndarray  # (F,) float64
+    priority: np.ndarray  # (F,) the dtype of the drawn edges' priorities
     far_entry: np.ndarray  # (D,) entry of each drawn edge's far end
     visited: Visited
 
@@ -104,7 +104,7 @@ def hop_by_hop(
     n = graph.num_nodes
     batch = len(anchors)
     slots = np.arange(batch, dtype=np.int64)
-    node_slot, node, rank = [slots], [anchors], [np.full(batch, -1.0)]
+    node_slot, node, priorities = [slots], [anchors], []
     drawn_parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, Drawn]] = []
     visited = Visited(slots * n + anchors, slots.copy())  # sorted: slot-major codes
     frontier_slot, frontier, frontier_base = slots, anchors, 0
@@ -120,17 +120,28 @@ def hop_by_hop(
         frontier_slot, frontier, visited = reached.slot, reached.node, reached.visited
         node_slot.append(frontier_slot)
         node.append(frontier)
-        p = reached.priority
-        rank.append(hop + p / (1.0 + p))  # hop first, then priority within the hop
+        priorities.append(reached.priority)
     return assemble_entries(
         anchors,
         cutoffs,
         np.concatenate(node_slot),
         np.concatenate(node),
-        np.concatenate(rank),
+        _ranks(priorities, batch, max(fanouts, default=1)),
         _entry_edges(drawn_parts),
         max_nodes,
     )
+
+
+def _ranks(priorities: list[np.ndarray], batch: int, span: int) -> np.ndarray:
+    """Every entry's rank: the anchors first, then by hop, then by the best priority
+    that reached the node within its hop. Where every hop's priorities are integers
+    (draw steps, below `span`), the ranks are integers in the same order, which sort
+    with the slot in one key."""
+    if all(np.issubdtype(p.dtype, np.integer) for p in priorities):
+        hops = [(hop + 1) * span + p for hop, p in enumerate(priorities)]
+        return np.concatenate([np.zeros(batch, dtype=np.int64), *hops])
+    hops = [hop + p / (1.0 + p) for hop, p in enumerate(priorities)]
+    return np.concatenate([np.full(batch, -1.0), *hops])
 
 
 def _entry_edges(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, Drawn]]) -> EntryEdges:

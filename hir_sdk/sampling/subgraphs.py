@@ -74,8 +74,13 @@ class Subgraphs:
 
 
 def _by_slot_then_rank(slot: np.ndarray, rank: np.ndarray, batch: int) -> np.ndarray:
-    """The stable order by (slot, rank): `np.lexsort((rank, slot))`, faster: both sorts
-    are radix sorts, of the ranks' integer keys and of int16 slots."""
+    """The stable order by (slot, rank): `np.lexsort((rank, slot))`, faster. Integer
+    ranks >= 0 join the slot in one key, one radix sort; float ranks take two radix
+    sorts, of the ranks' integer keys and of int16 slots."""
+    if np.issubdtype(rank.dtype, np.integer) and len(rank):
+        span = int(rank.max()) + 1
+        if batch * span < 2**62:
+            return stable_sort(slot * span + rank)[1]
     _, order = stable_sort(float_keys(rank))
     small = np.int16 if batch < 2**15 else np.int64
     return order[np.argsort(slot[order].astype(small), kind="stable")]

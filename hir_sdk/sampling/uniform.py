@@ -88,7 +88,7 @@ def _draw_edges(
             cand.etype[pos],
             cand.ts(pos),
             cand.weight[pos],
-            draw.astype(np.float64),
+            draw,
         )
     runs = adj.runs(frontier, cutoffs, direction=config.direction, cap=config.max_candidates)
     degree = sum(r.end - r.start for r in runs)
@@ -110,9 +110,7 @@ def _draw_edges(
         np.concatenate(column) for column in zip(*parts, strict=True)
     )
     decayed = adj.graph.decayed(weight, age, etype)
-    return Drawn(
-        row, edge, other, outward, etype, cutoffs[row] - age, decayed, draw.astype(np.float64)
-    )
+    return Drawn(row, edge, other, outward, etype, cutoffs[row] - age, decayed, draw)
 
 
 def sample_uniform(

@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hir_sdk.sampling import ViewConfig, ViewSampler
+from hir_sdk.sampling.frontier import _ranks
 from hir_sdk.sampling.stable_sort import float_keys, stable_sort
-from hir_sdk.sampling.subgraphs import assemble, latest_per_pair
+from hir_sdk.sampling.subgraphs import _by_slot_then_rank, assemble, latest_per_pair
 from tests.hir_sdk.sampling.conftest import valid_anchors
 
 
@@ -86,6 +87,25 @@ def test_float_keys_sort_as_the_floats_do(values):
     keys = float_keys(x)
     assert np.array_equal(np.argsort(keys, kind="stable"), np.argsort(x, kind="stable"))
     assert np.array_equal(stable_sort(keys)[1], np.argsort(x, kind="stable"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 7)), max_size=80))
+def test_the_slot_then_rank_order_is_lexsorts_for_integer_and_float_ranks(pairs):
+    slot = np.array([p[0] for p in pairs], dtype=np.int64)
+    rank = np.array([p[1] for p in pairs], dtype=np.int64)
+    expected = np.lexsort((rank, slot))  # stable: ties keep their positions
+    assert np.array_equal(_by_slot_then_rank(slot, rank, 6), expected)
+    assert np.array_equal(_by_slot_then_rank(slot, rank / 3.0 - 1.0, 6), expected)
+
+
+def test_integer_draw_steps_rank_entries_as_their_float_ranks_do():
+    rng = np.random.default_rng(0)
+    steps = [rng.integers(0, fanout, size) for fanout, size in ((6, 300), (4, 900), (2, 500))]
+    as_int = _ranks(steps, 50, 6)
+    as_float = _ranks([s.astype(np.float64) for s in steps], 50, 6)
+    assert as_int.dtype == np.int64 and as_float.dtype == np.float64
+    assert np.array_equal(np.argsort(as_int, kind="stable"), np.argsort(as_float, kind="stable"))
 
 
 def test_a_split_batch_leaves_the_callers_torch_threads(tiny_graph):
