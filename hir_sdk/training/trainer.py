@@ -520,6 +520,7 @@ class Trainer:
         # index_put, whose default CPU kernel adds in thread order
         was_deterministic = torch.are_deterministic_algorithms_enabled()
         torch.use_deterministic_algorithms(True, warn_only=True)
+        batches = None
         try:
             while self.step < stop:
                 epoch, index = divmod(self.step, per_epoch)
@@ -584,6 +585,7 @@ class Trainer:
                     bar.update(1)
                     bar.set_postfix(loss=f"{metrics['loss']:.3f}")
         finally:
+            batches = None  # noqa: F841  an error would hold the loader to teardown
             torch.use_deterministic_algorithms(was_deterministic)
             if log is not None:
                 log.close()
