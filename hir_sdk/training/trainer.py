@@ -520,7 +520,6 @@ class Trainer:
         # index_put, whose default CPU kernel adds in thread order
         was_deterministic = torch.are_deterministic_algorithms_enabled()
         torch.use_deterministic_algorithms(True, warn_only=True)
-        batches = None
         try:
             while self.step < stop:
                 epoch, index = divmod(self.step, per_epoch)
