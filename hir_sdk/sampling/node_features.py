@@ -4,7 +4,9 @@ dense hash code of the node's id.
 - statistics: log(1 + visible degree) for each edge type (either direction) and
   log(1 + days since the node's latest visible edge), so every number is as of the cutoff;
 - recency: the same age in the log2(1 + hours) buckets used for edges (for time biases);
-- content: the node's world-knowledge vector (zeros and `has_content = False` when none);
+- content: the node's world-knowledge vector, followed by its audience vector when the
+  featurizer has audience rows (`sampling.audience`); zeros where a part is missing, and
+  `has_content = False` when both are;
 - dhe: `codes` values in [-1, 1] from independent hashes of a stable hash of
   (node type, node id), zeros for nodes with fewer than `min_degree` visible edges. The
   model turns it into an embedding with a small shared MLP: no per-id table, so memory
@@ -27,6 +29,7 @@ from hir_sdk.schema.manifest import DAY
 
 if TYPE_CHECKING:
     from hir_sdk.knowledge.knowledge_base import KnowledgeBase
+    from hir_sdk.sampling.audience import AudienceRows
 
 _ID_SEED = 0x48495253  # fixed: id hashes must not change between runs or versions
 
@@ -105,9 +108,11 @@ class NodeFeaturizer:
         *,
         dhe_codes: int = 32,
         min_degree: int = 2,
+        audience: AudienceRows | None = None,
     ) -> None:
         self.graph = graph
         self.knowledge = knowledge
+        self.audience = audience
         self.dhe_codes = dhe_codes
         self.min_degree = min_degree
         self.num_edge_types = len(graph.edge_types)
@@ -124,7 +129,8 @@ class NodeFeaturizer:
 
     @property
     def content_dim(self) -> int:
-        return 0 if self.knowledge is None else self.knowledge.dim
+        width = 0 if self.knowledge is None else self.knowledge.dim
+        return width + (0 if self.audience is None else self.audience.dim)
 
     def features(
         self, nodes: np.ndarray, cutoffs: np.ndarray, length: int | None = None
@@ -162,6 +168,10 @@ class NodeFeaturizer:
             has_content = np.zeros(len(nodes), dtype=bool)
         else:
             content, has_content = self.knowledge.gather(nodes, cutoffs)
+        if self.audience is not None:
+            rows, has_rows = self.audience.gather(nodes, cutoffs)
+            content = np.concatenate([content, rows], axis=1)
+            has_content = has_content | has_rows
         salts = np.arange(self.dhe_codes, dtype=np.uint64)
         h = hash_keys(_ID_SEED, self._hashes[nodes][:, None], salts[None, :])
         dhe = (h >> np.uint64(11)).astype(np.float64) * (2.0 / (1 << 53)) - 1.0

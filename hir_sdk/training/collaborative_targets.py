@@ -27,16 +27,10 @@ The SVD's random start comes from `seed`, so the targets are a function of the g
 from __future__ import annotations
 
 import numpy as np
-import torch
 
-from hir_sdk.graph.event_index import pair_keys, split_pair_keys
 from hir_sdk.graph.temporal_graph import TemporalGraph
+from hir_sdk.sampling.audience import engagement_factors
 from hir_sdk.training.content_similarity import ContentTargets
-
-# the randomized SVD's power iterations and extra columns (scikit-learn's TruncatedSVD
-# uses 5 and 10): enough for the leading factors of a sparse engagement matrix
-POWER_ITERATIONS = 5
-OVERSAMPLING = 10
 
 
 def collaborative_targets(
@@ -49,28 +43,12 @@ def collaborative_targets(
 ) -> ContentTargets | None:
     """Unit rank-`dim` SVD rows of the destinations of `roles` edges before `as_of`
     (module doc); None when fewer than two destinations or sources take part."""
-    k = graph.edges_before(as_of)
-    keep = np.isin(graph.etype[:k], graph.role_codes(*roles))
-    pairs = np.unique(pair_keys(graph.dst[:k][keep], graph.src[:k][keep], graph.num_nodes))
-    dst, src = split_pair_keys(pairs, graph.num_nodes)
-    items, row = np.unique(dst, return_inverse=True)
-    sources, col = np.unique(src, return_inverse=True)
-    rank = min(dim, len(items) - 1, len(sources) - 1)
-    if rank < 1:
+    factors = engagement_factors(graph, as_of=as_of, roles=roles, dim=dim, seed=seed)
+    if factors is None:
         return None
-    matrix = torch.sparse_coo_tensor(
-        torch.from_numpy(np.stack([row, col])),
-        torch.ones(len(pairs), dtype=torch.float64),
-        (len(items), len(sources)),
-        check_invariants=True,
-    ).coalesce()
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        q = min(rank + OVERSAMPLING, len(items), len(sources))
-        u, s, _ = torch.svd_lowrank(matrix, q=q, niter=POWER_ITERATIONS)
-    vectors = (u[:, :rank] * s[:rank]).numpy()
+    vectors = factors.u * factors.s
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     vectors = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
     row_of = np.full(graph.num_nodes, -1, dtype=np.int64)
-    row_of[items] = np.arange(len(items))
+    row_of[factors.destinations] = np.arange(len(factors.destinations))
     return ContentTargets(row_of, vectors.astype(np.float32))

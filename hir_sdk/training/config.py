@@ -12,6 +12,7 @@ seed = 0
 [engagement]   pairs = 128, weight = 1.0
 [content]      weight = 6.0, target_temperature = 0.002, co_engagement = 4.0
 [collaborative] weight = 0.0, dim = 64, roles = ["exposure", "click"]
+[audience]     dim = 64, roles = ["exposure", "click"], basis_at = 0.5
 [teacher_view] fanout = [16, 8], max_nodes = 96    (sampling.config.ViewConfig)
 [student_view] fanout = [8], max_nodes = 24
 ```
@@ -206,6 +207,26 @@ class CollaborativeConfig:
             )
 
 
+@dataclass(frozen=True)
+class AudienceConfig:
+    """Audience vectors as an encoder input (`sampling.audience`): a rank-`dim` SVD of who
+    reached what (`roles` edges), its basis fitted at `basis_at` of the way through the
+    training window (the tokens after it learn to read the rows). `dim = 0`: off."""
+
+    dim: int = 64
+    roles: tuple[str, ...] = CO_ENGAGEMENT_ROLES
+    basis_at: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.dim < 0 or not 0 < self.basis_at < 1:
+            raise ConfigError("AudienceConfig: need dim >= 0 and 0 < basis_at < 1")
+        unknown = sorted(set(self.roles) - set(EDGE_ROLES))
+        if unknown or not self.roles:
+            raise ConfigError(
+                f"AudienceConfig: roles {unknown or '[]'} are not funnel roles {EDGE_ROLES}"
+            )
+
+
 OBJECTIVES = ("auto", "as_configured", "engagement")
 PRECISIONS = ("auto", "float32", "bfloat16")
 
@@ -241,6 +262,7 @@ class TrainConfig:
     engagement: EngagementConfig = field(default_factory=EngagementConfig)
     content: ContentConfig = field(default_factory=ContentConfig)
     collaborative: CollaborativeConfig = field(default_factory=CollaborativeConfig)
+    audience: AudienceConfig = field(default_factory=AudienceConfig)
     # the teacher's and the student's view of each anchor (sampling.config): training and
     # every embedding of the run sample with these
     teacher_view: ViewConfig = field(default_factory=lambda: SamplerConfig().teacher)

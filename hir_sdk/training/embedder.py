@@ -9,10 +9,12 @@ With `across_ranks=True`, every rank of a `torchrun` process group builds its ow
 `Embedder` and makes the same calls; each embeds its share of the batches and all get the
 whole result (`embed_nodes`).
 The model is the run's teacher (the EMA weights, the ones training selected), from
-`checkpoints/best.pt` by default. Every view is cut at `as_of` and world knowledge is
-pooled from structural edges before it, so adding edges after `as_of` to the data never
-changes an embedding (tested). The dataset may be another one than the run was trained
-on (new entities, later days), as long as it declares the same node and edge types.
+`checkpoints/best.pt` by default. Every view is cut at `as_of`, world knowledge is
+pooled from structural edges before it and audience rows (`sampling.audience`, in the
+basis the run saved) read engagement edges before it, so adding edges after `as_of` to
+the data never changes an embedding (tested). The dataset may be another one than the
+run was trained on (new entities, later days), as long as it declares the same node and
+edge types.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from hir_sdk.training.as_of import parse_as_of, run_selected_until, trained_unti
 from hir_sdk.training.checkpoint import load_checkpoint
 from hir_sdk.training.config import load_config
 from hir_sdk.training.embed_nodes import embed_nodes
-from hir_sdk.training.encoder_setup import encoder_config, make_featurizer
+from hir_sdk.training.encoder_setup import encoder_config, make_featurizer, run_audience
 
 
 class Embedder:
@@ -66,8 +68,14 @@ class Embedder:
             from hir_sdk.knowledge import ContentEncoder
 
             self._content = ContentEncoder()  # kept: `at` reuses its loaded vector cache
+        self.audience = run_audience(self.run)  # the basis the run trained with, if any
         featurizer = make_featurizer(
-            dataset, graph, config, knowledge_as_of=self.as_of, encoder=self._content
+            dataset,
+            graph,
+            config,
+            knowledge_as_of=self.as_of,
+            encoder=self._content,
+            audience=self.audience,
         )
         self.sampler_config = config.sampler()  # the views the run trained with
         self.builder = BatchBuilder(graph, self.sampler_config, featurizer=featurizer)
@@ -88,7 +96,8 @@ class Embedder:
 
     def at(self, as_of: str | int) -> Embedder:
         """The same run and dataset as of another time: shares the graph and the model,
-        rebuilds only what depends on the time (pooled world knowledge, the views)."""
+        rebuilds only what depends on the time (pooled world knowledge, audience rows,
+        the views)."""
         moved = copy.copy(self)
         moved.as_of = parse_as_of(as_of, self.graph.manifest.time)
         featurizer = make_featurizer(
@@ -98,6 +107,7 @@ class Embedder:
             knowledge_as_of=moved.as_of,
             like=self.builder.featurizer,
             encoder=self._content,
+            audience=self.audience,
         )
         moved.builder = BatchBuilder(self.graph, self.sampler_config, featurizer=featurizer)
         return moved
@@ -126,8 +136,9 @@ class Embedder:
     ) -> tuple[np.ndarray, list[np.ndarray]]:
         """Embeddings (N, out_dim) and cluster logits per level of `nodes`, as of as_of, or
         each as of its own `cutoffs[i]` (views hold only edges before it). World knowledge
-        pooled as of `as_of` is used only at cutoffs from `as_of` on, so an earlier cutoff
-        never reads it (`KnowledgeBase.gather`)."""
+        pooled and audience rows built as of `as_of` are used only at cutoffs from `as_of`
+        on, so an earlier cutoff never reads them (`KnowledgeBase.gather`,
+        `AudienceRows.gather`)."""
         nodes = np.asarray(nodes, dtype=np.int64)
         if cutoffs is None:
             cutoffs = np.full(len(nodes), self.as_of, dtype=np.int64)

@@ -8,11 +8,13 @@ that embeds with it; keeping the two recipes here is what guarantees that.
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hir_sdk.graph.temporal_graph import TemporalGraph
 from hir_sdk.model import EncoderConfig
 from hir_sdk.model.config import PrototypeConfig
+from hir_sdk.sampling.audience import AUDIENCE_FILE, AudienceBasis, fit_audience_basis
 from hir_sdk.sampling.node_features import NodeFeaturizer
 from hir_sdk.schema.dataset import Dataset
 from hir_sdk.training.config import TrainConfig
@@ -29,25 +31,80 @@ def make_featurizer(
     knowledge_as_of: int | None = None,
     like: NodeFeaturizer | None = None,
     encoder: ContentEncoder | None = None,
+    audience: AudienceBasis | None = None,
+    audience_as_of: int | None = None,
 ) -> NodeFeaturizer:
     """Node features; with `use_content`, world knowledge pooled from structural edges
     before `knowledge_as_of` (default: the validation start). Pooled rows are only used at
-    cutoffs from then on, see `KnowledgeBase.gather`.
+    cutoffs from then on, see `KnowledgeBase.gather`. With an `audience` basis, each
+    node's audience row as of `audience_as_of` (default: `knowledge_as_of`), used from
+    then on (`AudienceRows.gather`).
 
     `like`: a featurizer of the same graph whose time-independent indexes to share (only
-    the knowledge is rebuilt); `encoder`: the content encoder to use, so that its loaded
-    vector cache is read once across calls."""
+    the knowledge and audience rows are rebuilt); `encoder`: the content encoder to use,
+    so that its loaded vector cache is read once across calls."""
     knowledge = None
+    as_of = graph.manifest.time.validation_start if knowledge_as_of is None else knowledge_as_of
     if config.use_content:
         from hir_sdk.knowledge import ContentEncoder, build_knowledge
 
-        as_of = graph.manifest.time.validation_start if knowledge_as_of is None else knowledge_as_of
         knowledge = build_knowledge(dataset, graph, encoder or ContentEncoder(), as_of=as_of)
+    rows = None
+    if audience is not None:
+        rows = audience.rows(graph, as_of if audience_as_of is None else audience_as_of)
     if like is not None and like.graph is graph:
         shared = copy.copy(like)
         shared.knowledge = knowledge
+        shared.audience = rows
         return shared
-    return NodeFeaturizer(graph, knowledge)
+    return NodeFeaturizer(graph, knowledge, audience=rows)
+
+
+def training_featurizer(
+    dataset: Dataset, graph: TemporalGraph, config: TrainConfig
+) -> tuple[NodeFeaturizer, AudienceBasis | None]:
+    """A trainer's featurizer (knowledge as of its window's end, audience rows as of
+    `audience_rows_at`) and the audience basis it reads, which the run saves."""
+    basis = training_audience(graph, config)
+    featurizer = make_featurizer(
+        dataset, graph, config, audience=basis, audience_as_of=audience_rows_at(graph, config)
+    )
+    return featurizer, basis
+
+
+def write_audience(run: Path, basis: AudienceBasis | None) -> None:
+    """Save a run's audience basis (nothing without one)."""
+    if basis is not None:
+        basis.save(Path(run) / AUDIENCE_FILE)
+
+
+def training_audience(graph: TemporalGraph, config: TrainConfig) -> AudienceBasis | None:
+    """The audience basis a run trains with (`sampling.audience`): a warm start's own, so
+    that refreshed encoders read one space; else fitted at `audience.basis_at` of the way
+    through the training window of `graph`. None when off (`audience.dim = 0`) or when the
+    window has too few engagement pairs."""
+    a = config.audience
+    if a.dim == 0:
+        return None
+    if config.init_from and (Path(config.init_from) / AUDIENCE_FILE).is_file():
+        return AudienceBasis.load(Path(config.init_from) / AUDIENCE_FILE)
+    return fit_audience_basis(
+        graph, as_of=audience_rows_at(graph, config), roles=a.roles, dim=a.dim, seed=config.seed
+    )
+
+
+def audience_rows_at(graph: TemporalGraph, config: TrainConfig) -> int:
+    """The time of the audience rows a run trains on: `audience.basis_at` of the way
+    through its training window (`graph`'s), so the later half of the window learns to
+    read them."""
+    t = graph.manifest.time
+    return t.start + int((t.validation_start - t.start) * config.audience.basis_at)
+
+
+def run_audience(run: Path) -> AudienceBasis | None:
+    """The audience basis a run trained with; None when it trained without one."""
+    path = Path(run) / AUDIENCE_FILE
+    return AudienceBasis.load(path) if path.is_file() else None
 
 
 def encoder_config(

@@ -12,7 +12,7 @@ and neither may be, hold or lie inside the dataset or the `init_from` run.
 
 ```
 RUN/
-  config.toml  meta.json  metrics.jsonl
+  config.toml  meta.json  metrics.jsonl  audience.npz (sampling.audience; when on)
   checkpoints/last.pt  checkpoints/best.pt
 ```
 Step `k` trains on batch `k mod n` of epoch `k div n` (the loader's order is a pure
@@ -69,7 +69,7 @@ from hir_sdk.training.distributed import (
     world,
 )
 from hir_sdk.training.embed_nodes import embed_nodes
-from hir_sdk.training.encoder_setup import encoder_config, make_featurizer
+from hir_sdk.training.encoder_setup import encoder_config, training_featurizer, write_audience
 from hir_sdk.training.metrics_log import METRICS_FILE, metrics_up_to
 from hir_sdk.training.objectives import (
     EngagementSample,
@@ -122,7 +122,7 @@ class Trainer:
         self.graph = graph = training_graph(build_graph(dataset), c.train_until, c.select)
         self.selects = c.select == "validation"  # else a refresh run: best.pt = last.pt
         owners = OwnersAsOf(graph)  # the engagement samplers read them as of their window
-        self.featurizer = make_featurizer(dataset, graph, c)
+        self.featurizer, self.audience = training_featurizer(dataset, graph, c)
         self.sampler_config = c.sampler()  # the views, written with the run's config
         self.builder = BatchBuilder(graph, self.sampler_config, featurizer=self.featurizer)
         knowledge = self.featurizer.knowledge
@@ -484,6 +484,7 @@ class Trainer:
         else:
             claim_dir(self.run, kind="run", inputs=self._sources)
         atomic_write_text(self.run / "config.toml", c.to_toml())
+        write_audience(self.run, self.audience)
         meta = {
             "sdk_version": __version__,
             "torch": torch.__version__,

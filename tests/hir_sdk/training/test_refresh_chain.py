@@ -6,8 +6,10 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from hir_sdk.sampling.audience import AUDIENCE_FILE, AudienceBasis
 from hir_sdk.training.as_of import training_midpoint
 from hir_sdk.training.checkpoint import load_checkpoint
 from hir_sdk.training.config import load_config
@@ -47,6 +49,11 @@ def test_train_refreshed_chains_warm_started_refresh_runs(tiny_world, tiny_graph
         assert all(getattr(c, f) == getattr(FIRST, f) for f in unchanged)
     for run, steps in zip(runs, (3, 1, 1), strict=True):
         assert load_checkpoint(run / "checkpoints" / "best.pt")["step"] == steps
+    # the warm starts read their first run's audience basis: one input space throughout
+    first, *later = [AudienceBasis.load(run / AUDIENCE_FILE) for run in runs]
+    for basis in later:
+        assert basis.as_of == first.as_of
+        np.testing.assert_array_equal(basis.source_vectors, first.source_vectors)
 
 
 def test_train_refreshed_from_scratch_and_single_runs(tiny_world, tiny_graph, tmp_path):
@@ -60,6 +67,9 @@ def test_train_refreshed_from_scratch_and_single_runs(tiny_world, tiny_graph, tm
     )
     configs = [load_config(run / "config.toml") for run in cold]
     assert [(c.steps, c.init_from, c.select) for c in configs] == [(1, "", "last")] * 2
+    # from scratch, each run fits its own basis inside its own window
+    times = [AudienceBasis.load(run / AUDIENCE_FILE).as_of for run in cold]
+    assert times[0] < times[1] < t.test_start
     middle = training_midpoint(t)
     [single] = train_refreshed(
         tiny_world, tmp_path / "one", dataclasses.replace(FIRST, steps=1), {"run": middle}

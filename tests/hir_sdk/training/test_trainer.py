@@ -332,3 +332,23 @@ def test_bfloat16_precision_autocasts_on_cpu(tiny_world, full_run, tmp_path):
 
     bf16, fp32 = first_loss(run), first_loss(full_run)
     assert bf16 != fp32 and abs(bf16 - fp32) < 0.05 * abs(fp32)
+
+
+def test_audience_rows_are_an_input_saved_with_the_run(tiny_world, full_run, tmp_path):
+    """The run saves the basis its encoder reads; the embedder reads the same basis, with
+    rows as of its own time; `audience.dim = 0` trains without."""
+    from hir_sdk.sampling.audience import AUDIENCE_FILE, AudienceBasis
+    from hir_sdk.training.embedder import Embedder
+
+    basis = AudienceBasis.load(full_run / AUDIENCE_FILE)
+    t = Trainer(tiny_world, tmp_path / "unused", CONFIG)
+    assert basis.dim == t.featurizer.content_dim == t.model_config.content_dim > 0
+    assert basis.as_of == t.featurizer.audience.visible_from  # the window's middle
+    embedder = Embedder(full_run, tiny_world, as_of="test_start")
+    rows = embedder.builder.featurizer.audience
+    assert rows.dim == basis.dim and rows.visible_from == embedder.as_of
+    assert rows.has.sum() > t.featurizer.audience.has.sum()  # later edges folded in
+    off = replace(CONFIG, audience=replace(CONFIG.audience, dim=0))
+    Trainer(tiny_world, tmp_path / "off", off).fit(max_steps=1, progress=False)
+    assert not (tmp_path / "off" / AUDIENCE_FILE).exists()
+    assert Embedder(tmp_path / "off", tiny_world, as_of="test_start").model.config.content_dim == 0
