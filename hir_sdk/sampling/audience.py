@@ -140,22 +140,27 @@ class AudienceBasis:
         """Every node's row as of `as_of` (module doc), used from `max(as_of, Tb)` on."""
         dst, src = engagement_pairs(graph, as_of=as_of, roles=self.roles)
         hashes = stable_node_hashes(graph)
-        sums = np.zeros((graph.num_nodes, self.dim), dtype=np.float64)
-        for ends, other, keys, vectors in (
+        ends, parts = [], []
+        for end, other, keys, vectors in (
             (dst, src, self.source_keys, self.source_vectors),
             (src, dst, self.destination_keys, self.destination_vectors),
         ):
             at = _lookup(keys, hashes[other])
-            known = np.flatnonzero(at >= 0)
-            known = known[np.argsort(ends[known], kind="stable")]
-            targets, starts = np.unique(ends[known], return_index=True)
-            if len(targets):
-                part = vectors[at[known]].astype(np.float64)
-                sums[targets] += np.add.reduceat(part, starts, axis=0)
+            known = at >= 0
+            ends.append(end[known])
+            parts.append(vectors[at[known]])
+        end, part = np.concatenate(ends), np.concatenate(parts).astype(np.float64)
+        order = np.argsort(end, kind="stable")
+        nodes, starts = np.unique(end[order], return_index=True)
+        sums = (
+            np.add.reduceat(part[order], starts, axis=0) if len(nodes) else np.zeros((0, self.dim))
+        )
         norms = np.linalg.norm(sums, axis=1)
-        has = norms > 0
-        rows = np.divide(sums, norms[:, None], out=np.zeros_like(sums), where=has[:, None])
-        return AudienceRows(rows.astype(np.float32), has, max(as_of, self.as_of))
+        nodes, sums, norms = nodes[norms > 0], sums[norms > 0], norms[norms > 0]
+        row_of = np.full(graph.num_nodes, -1, dtype=np.int64)
+        row_of[nodes] = np.arange(len(nodes))
+        vectors = (sums / norms[:, None]).astype(np.float32)
+        return AudienceRows(vectors, row_of, max(as_of, self.as_of))
 
 
 def fit_audience_basis(
@@ -176,21 +181,30 @@ def fit_audience_basis(
 
 @dataclass(frozen=True)
 class AudienceRows:
-    """Audience rows of a graph's nodes as of a time, used at cutoffs from `visible_from`."""
+    """Audience rows of a graph's nodes as of a time, used at cutoffs from `visible_from`:
+    one unit row per node that has one (`row_of`: -1 for none)."""
 
-    vectors: np.ndarray  # (N, r) float32, unit or zero rows
-    has: np.ndarray  # (N,) bool
+    vectors: np.ndarray  # (R, r) float32, unit rows
+    row_of: np.ndarray  # (N,) int64
     visible_from: int
 
     @property
     def dim(self) -> int:
         return int(self.vectors.shape[1])
 
+    @property
+    def has(self) -> np.ndarray:
+        """(N,) bool: the nodes that have a row."""
+        return self.row_of >= 0
+
     def gather(self, nodes: np.ndarray, cutoffs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """`(rows, has_row)` of tokens `(nodes[i], cutoffs[i])`: zero rows and False
         before `visible_from`, where they would read edges after the token's cutoff."""
-        has = self.has[nodes] & (np.asarray(cutoffs) >= self.visible_from)
-        return np.where(has[:, None], self.vectors[nodes], 0).astype(np.float32), has
+        rows = self.row_of[nodes]
+        has = (rows >= 0) & (np.asarray(cutoffs) >= self.visible_from)
+        out = np.zeros((len(rows), self.dim), dtype=np.float32)
+        out[has] = self.vectors[rows[has]]
+        return out, has
 
 
 def _lookup(keys: np.ndarray, hashes: np.ndarray) -> np.ndarray:
