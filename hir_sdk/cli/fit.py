@@ -107,7 +107,8 @@ def objectives_note(trainer: Trainer) -> str:
         "the engagement settings (no content-similarity term, clusters read the space, "
         "popularity-corrected softmax)"
         if c.objectives == "engagement"
-        else f"the configured settings (content.weight = {c.content.weight:g})"
+        else f"the configured settings (content.weight = {c.content.weight:g}"
+        + (", no audience input)" if c.audience.dim == 0 else ")")
     )
     few = f", too few to judge by (< {MIN_PAIRS})" if agreement.pairs < MIN_PAIRS else ""
     return (

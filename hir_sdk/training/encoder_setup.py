@@ -8,6 +8,7 @@ that embeds with it; keeping the two recipes here is what guarantees that.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,7 +18,12 @@ from hir_sdk.model.config import PrototypeConfig
 from hir_sdk.sampling.audience import AUDIENCE_FILE, AudienceBasis, fit_audience_basis
 from hir_sdk.sampling.node_features import NodeFeaturizer
 from hir_sdk.schema.dataset import Dataset
-from hir_sdk.training.config import TrainConfig
+from hir_sdk.training.config import AudienceConfig, TrainConfig
+from hir_sdk.training.content_agreement import (
+    ContentAgreement,
+    choose_objectives,
+    content_agreement,
+)
 
 if TYPE_CHECKING:
     from hir_sdk.knowledge import ContentEncoder
@@ -62,35 +68,45 @@ def make_featurizer(
 
 def training_featurizer(
     dataset: Dataset, graph: TemporalGraph, config: TrainConfig
-) -> tuple[NodeFeaturizer, AudienceBasis | None]:
-    """A trainer's featurizer (knowledge as of its window's end, audience rows as of
-    `audience_rows_at`) and the audience basis it reads, which the run saves."""
-    basis = training_audience(graph, config)
-    featurizer = make_featurizer(
-        dataset, graph, config, audience=basis, audience_as_of=audience_rows_at(graph, config)
+) -> tuple[NodeFeaturizer, AudienceBasis | None, ContentAgreement | None, TrainConfig]:
+    """What a trainer reads: its featurizer (knowledge as of its window's end, audience
+    rows as of `audience_rows_at`), the audience basis (which the run saves), the content
+    agreement, and the settings resolved by it (`choose_objectives`, which also says
+    whether the run reads audience vectors).
+
+    A warm start reads what its init run read, so that the weights it starts from fit:
+    that run's basis, or none where it had none (`audience.dim` then 0 in the settings)."""
+    featurizer = make_featurizer(dataset, graph, config)
+    knowledge = featurizer.knowledge
+    agreement = (
+        content_agreement(graph, knowledge, roles=config.engagement.roles, seed=config.seed)
+        if knowledge is not None
+        else None
     )
-    return featurizer, basis
+    config = choose_objectives(config, agreement)
+    if config.init_from:
+        basis = run_audience(Path(config.init_from))
+        if basis is None:
+            config = dataclasses.replace(config, audience=AudienceConfig(dim=0))
+    elif config.audience.dim:
+        basis = fit_audience_basis(
+            graph,
+            as_of=audience_rows_at(graph, config),
+            roles=config.audience.roles,
+            dim=config.audience.dim,
+            seed=config.seed,
+        )
+    else:
+        basis = None
+    if basis is not None:
+        featurizer.audience = basis.rows(graph, audience_rows_at(graph, config))
+    return featurizer, basis, agreement, config
 
 
 def write_audience(run: Path, basis: AudienceBasis | None) -> None:
     """Save a run's audience basis (nothing without one)."""
     if basis is not None:
         basis.save(Path(run) / AUDIENCE_FILE)
-
-
-def training_audience(graph: TemporalGraph, config: TrainConfig) -> AudienceBasis | None:
-    """The audience basis a run trains with (`sampling.audience`): a warm start's own, so
-    that refreshed encoders read one space; else fitted at `audience.basis_at` of the way
-    through the training window of `graph`. None when off (`audience.dim = 0`) or when the
-    window has too few engagement pairs."""
-    a = config.audience
-    if a.dim == 0:
-        return None
-    if config.init_from and (Path(config.init_from) / AUDIENCE_FILE).is_file():
-        return AudienceBasis.load(Path(config.init_from) / AUDIENCE_FILE)
-    return fit_audience_basis(
-        graph, as_of=audience_rows_at(graph, config), roles=a.roles, dim=a.dim, seed=config.seed
-    )
 
 
 def audience_rows_at(graph: TemporalGraph, config: TrainConfig) -> int:

@@ -56,7 +56,6 @@ from hir_sdk.training.as_of import selected_until, training_graph
 from hir_sdk.training.checkpoint import copy_checkpoint, load_checkpoint, save_checkpoint
 from hir_sdk.training.cluster_queue import ClusterQueue
 from hir_sdk.training.config import TrainConfig
-from hir_sdk.training.content_agreement import choose_objectives, content_agreement
 from hir_sdk.training.diagnostics import cluster_usage
 from hir_sdk.training.distributed import (
     average_float_buffers,
@@ -122,18 +121,15 @@ class Trainer:
         self.graph = graph = training_graph(build_graph(dataset), c.train_until, c.select)
         self.selects = c.select == "validation"  # else a refresh run: best.pt = last.pt
         owners = OwnersAsOf(graph)  # the engagement samplers read them as of their window
-        self.featurizer, self.audience = training_featurizer(dataset, graph, c)
+        # whether the text says what users engage with, and so the settings this run trains
+        # with (written whole into its config.toml; see content_agreement)
+        self.featurizer, self.audience, self.content_agreement, c = training_featurizer(
+            dataset, graph, c
+        )
+        self.config = c
         self.sampler_config = c.sampler()  # the views, written with the run's config
         self.builder = BatchBuilder(graph, self.sampler_config, featurizer=self.featurizer)
         knowledge = self.featurizer.knowledge
-        # whether the text says what users engage with, and so the settings this run trains
-        # with (written whole into its config.toml; see content_agreement)
-        self.content_agreement = (
-            content_agreement(graph, knowledge, roles=c.engagement.roles, seed=c.seed)
-            if knowledge is not None
-            else None
-        )
-        self.config = c = choose_objectives(c, self.content_agreement)
         self.similarity = SimilarityTerms.build(graph, knowledge, c)
         self.rank, self.world_size = world()
         anchors, cutoffs = anchors_from_events(graph, "train")

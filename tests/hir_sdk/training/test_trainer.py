@@ -305,8 +305,14 @@ def test_auto_objectives_follow_the_content_agreement(tmp_path, capsys, monkeypa
     assert used.objectives == "engagement" and used.content.weight == 0
     assert used.engagement.logq_correction and not used.distill.shapes_encoder
     assert used.optim.lr == 0.001 != CONFIG.optim.lr
+    assert (out / "audience.npz").is_file() and used.audience == CONFIG.audience
     low, high = ContentAgreement(0.6, 100), ContentAgreement(0.9, 100)
     assert choose_objectives(CONFIG, high).content.weight == CONFIG.content.weight
+    # where the text agrees it carries the neighbourhoods: no audience input there
+    assert choose_objectives(CONFIG, high).audience.dim == 0 < CONFIG.audience.dim
+    assert choose_objectives(CONFIG, low).audience == CONFIG.audience
+    assert choose_objectives(CONFIG, None).audience == CONFIG.audience
+    assert choose_objectives(CONFIG, ContentAgreement(0.9, 49)).audience == CONFIG.audience
     assert choose_objectives(CONFIG, None).objectives == "as_configured"
     assert choose_objectives(CONFIG, ContentAgreement(0.5, 0)).objectives == "as_configured"
     assert choose_objectives(CONFIG, ContentAgreement(0.6, 49)).objectives == "as_configured"
@@ -352,3 +358,7 @@ def test_audience_rows_are_an_input_saved_with_the_run(tiny_world, full_run, tmp
     Trainer(tiny_world, tmp_path / "off", off).fit(max_steps=1, progress=False)
     assert not (tmp_path / "off" / AUDIENCE_FILE).exists()
     assert Embedder(tmp_path / "off", tiny_world, as_of="test_start").model.config.content_dim == 0
+    # a warm start reads what its init run read, whatever its own settings say
+    warm = replace(CONFIG, init_from=str(tmp_path / "off"), train_until="test_start", select="last")
+    trainer = Trainer(tiny_world, tmp_path / "warm", warm)
+    assert trainer.audience is None and trainer.config.audience.dim == 0
