@@ -49,11 +49,12 @@ from hir_sdk.interests import EntityEmbeddings
 from hir_sdk.interests.hierarchy import snapshot_nodes, snapshot_rows
 from hir_sdk.ranking.retrieval import InvertedIndex, TokenBags, exact_knn, probe_weights
 from hir_sdk.ranking.retrieval.engagement_prior import engagement_prior, with_prior
+from hir_sdk.ranking.retrieval.multi_probe import DEFAULT_PROBES
 from hir_sdk.ranking.retrieval.ordered_topk import PAD_KEY, decode_rows, encode_keys, ordered_topk
 from hir_sdk.ranking.retrieval.rescoring import exact_ip
 
 K_VALUES = (20, 100)
-PROBES = 16
+PROBES = DEFAULT_PROBES
 EXACT = "exact k-NN on embeddings"
 EXACT_PRIOR = "exact k-NN + engagement prior"
 FALLBACK = "exact k-NN, popularity without a history"

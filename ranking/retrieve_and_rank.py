@@ -4,7 +4,9 @@ multi-stage ranker orders them.
 ```
 request (user, t)
   --> snapshot = latest HIR snapshot with as_of <= t
-  --> the user's BoM tokens + embedding in it --InvertedIndex over the snapshot's ads-->
+  --> the user's embedding in it, as a multi-probe bag (each codebook's `probes` nearest
+      codewords that some ad holds; `probes = 0`: the user's own BoM tokens)
+      --InvertedIndex over the snapshot's ads-->
       `candidates` ads (weighted token overlap, re-scored by inner product)
   --> (user, ad, t) examples with as-of dense features --MultiStageRanker--> P(conversion)
   --> top k by that probability
@@ -21,7 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from hir_sdk.ranking.features import AsOfFeatures
-from hir_sdk.ranking.retrieval import InvertedIndex, TokenBags
+from hir_sdk.ranking.retrieval import InvertedIndex, TokenBags, probe_bags
+from hir_sdk.ranking.retrieval.multi_probe import DEFAULT_PROBES
 from hir_sdk.ranking.sequence.multistage import MultiStageRanker, RankingExamples
 
 
@@ -40,12 +43,14 @@ class RetrieveAndRank:
         *,
         ad_type: str = "ad",
         candidates: int = 200,
+        probes: int = DEFAULT_PROBES,
     ) -> None:
         if ranker.hir is None:
             raise ValueError("RetrieveAndRank needs a ranker built with HIR snapshots")
         self.ranker, self.features = ranker, features
         self.lookup = ranker.hir
         self.num_candidates = candidates
+        self.probes = probes
         graph = ranker.graph
         code = graph.type_code(ad_type)
         self._ad_range = (int(graph.type_offsets[code]), int(graph.type_offsets[code + 1]))
@@ -76,9 +81,15 @@ class RetrieveAndRank:
             if len(mine) == 0:
                 continue
             index = self.index(int(snapshot))
-            codes = self.lookup.snapshots[snapshot].quantizer.codes(rows.tokens[mine])
+            quantizer = self.lookup.snapshots[snapshot].quantizer
+            if self.probes > 0:
+                scores = np.einsum("bd,mkd->bmk", rows.z[mine], quantizer.codebooks)
+                probes = min(self.probes, index.codebook_size - 1)
+                bags = probe_bags(scores, probes, occupied=index.occupied())
+            else:
+                bags = TokenBags.from_codes(quantizer.codes(rows.tokens[mine]), index.codebook_size)
             result = index.search(
-                TokenBags.from_codes(codes, index.codebook_size),
+                bags,
                 min(self.num_candidates, index.num_items),
                 query_embeddings=rows.z[mine],
             )

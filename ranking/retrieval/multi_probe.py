@@ -37,6 +37,9 @@ from hir_sdk.errors import InputError
 from hir_sdk.ranking.retrieval.input_checks import ArrayLike, to_numpy
 from hir_sdk.ranking.retrieval.token_bags import TokenBags
 
+# codewords probed per codebook by default: the retrieval the SDK evaluates and serves
+DEFAULT_PROBES = 16
+
 
 def probe_weights(
     codeword_scores: ArrayLike,

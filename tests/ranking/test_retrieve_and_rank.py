@@ -9,6 +9,7 @@ import pytest
 from hir_sdk.evaluation.examples import build_examples
 from hir_sdk.ranking.features import AsOfFeatures
 from hir_sdk.ranking.hir_lookup import HirLookup
+from hir_sdk.ranking.retrieval import probe_bags
 from hir_sdk.ranking.retrieve_and_rank import RetrieveAndRank
 from hir_sdk.ranking.sequence import (
     MultiStageConfig,
@@ -71,10 +72,36 @@ def test_recommendations_are_ranked_retrieved_candidates(pipeline, snapshot, tin
         )
     )
     np.testing.assert_allclose(out.scores[i], direct, rtol=1e-6)
-    # the candidates are the best 30 ads by inner product among those sharing a token
+    # the candidates are the best 30 ads by inner product among those holding one of the
+    # user's probed codewords (each codebook's 16 nearest that some ad holds, at most K - 1)
     rows = lookup.lookup(np.array([users[i]]), t[:1])
     ad_rows = lookup.lookup(out.candidates[i], np.full(30, t[i]))
     z_ads = lookup.lookup(np.arange(*pipeline._ad_range), np.full(1, t[i]))
+    index = pipeline.index(int(lookup.snapshot_of(t[:1])[0]))
+    quantizer = lookup.snapshots[0].quantizer
+    scores = np.einsum("bd,mkd->bmk", rows.z, quantizer.codebooks)
+    bag = probe_bags(scores, min(16, index.codebook_size - 1), occupied=index.occupied())
+    probed = bag.tokens  # global token ids m * K + c, as the snapshot's tokens
+    holds = np.isin(z_ads.tokens, probed).any(axis=1) & z_ads.found
+    assert holds.sum() >= 30
+    best = np.sort(z_ads.z[holds] @ rows.z[0])[::-1][:30]
+    np.testing.assert_allclose(np.sort(ad_rows.z @ rows.z[0])[::-1], best, rtol=1e-5, atol=1e-6)
+
+
+def test_without_probes_candidates_share_the_users_own_tokens(pipeline, tiny_graph):
+    g = tiny_graph
+    own = RetrieveAndRank(pipeline.ranker, pipeline.features, candidates=30, probes=0)
+    lookup = own.lookup
+    users = g.type_offsets[g.type_code("user")] + np.arange(0, 200, 10)
+    t = np.full(len(users), g.manifest.time.test_start)
+    found = lookup.lookup(users, t).found
+    candidates = own.retrieve(users, t)
+    i = int(np.flatnonzero(found)[0])
+    cand = candidates[i][candidates[i] >= 0]
+    rows = lookup.lookup(np.array([users[i]]), t[:1])
+    z_ads = lookup.lookup(np.arange(*own._ad_range), np.full(1, t[i]))
     shares = (z_ads.tokens == rows.tokens[0]).any(axis=1) & z_ads.found
-    best = np.sort(z_ads.z[shares] @ rows.z[0])[::-1][:30]
+    assert 0 < len(cand) <= min(30, shares.sum())
+    best = np.sort(z_ads.z[shares] @ rows.z[0])[::-1][: len(cand)]
+    ad_rows = lookup.lookup(cand, np.full(len(cand), t[i]))
     np.testing.assert_allclose(np.sort(ad_rows.z @ rows.z[0])[::-1], best, rtol=1e-5, atol=1e-6)
