@@ -18,7 +18,7 @@ from hir_sdk.model.config import PrototypeConfig
 from hir_sdk.sampling.audience import AUDIENCE_FILE, AudienceBasis, fit_audience_basis
 from hir_sdk.sampling.node_features import NodeFeaturizer
 from hir_sdk.schema.dataset import Dataset
-from hir_sdk.training.config import AudienceConfig, TrainConfig
+from hir_sdk.training.config import TrainConfig
 from hir_sdk.training.content_agreement import (
     ContentAgreement,
     choose_objectives,
@@ -66,7 +66,7 @@ def make_featurizer(
     return NodeFeaturizer(graph, knowledge, audience=rows)
 
 
-def training_featurizer(
+def training_inputs(
     dataset: Dataset, graph: TemporalGraph, config: TrainConfig
 ) -> tuple[NodeFeaturizer, AudienceBasis | None, ContentAgreement | None, TrainConfig]:
     """What a trainer reads: its featurizer (knowledge as of its window's end, audience
@@ -75,7 +75,8 @@ def training_featurizer(
     whether the run reads audience vectors).
 
     A warm start reads what its init run read, so that the weights it starts from fit:
-    that run's basis, or none where it had none (`audience.dim` then 0 in the settings)."""
+    that run's basis, or none where it had none, whatever `audience.dim` says (the
+    settings then say 0, or the basis's rank where they said 0)."""
     featurizer = make_featurizer(dataset, graph, config)
     knowledge = featurizer.knowledge
     agreement = (
@@ -86,8 +87,8 @@ def training_featurizer(
     config = choose_objectives(config, agreement)
     if config.init_from:
         basis = run_audience(Path(config.init_from))
-        if basis is None:
-            config = dataclasses.replace(config, audience=AudienceConfig(dim=0))
+        dim = 0 if basis is None else config.audience.dim or basis.dim
+        config = dataclasses.replace(config, audience=dataclasses.replace(config.audience, dim=dim))
     elif config.audience.dim:
         basis = fit_audience_basis(
             graph,

@@ -68,7 +68,7 @@ from hir_sdk.training.distributed import (
     world,
 )
 from hir_sdk.training.embed_nodes import embed_nodes
-from hir_sdk.training.encoder_setup import encoder_config, training_featurizer, write_audience
+from hir_sdk.training.encoder_setup import encoder_config, training_inputs, write_audience
 from hir_sdk.training.metrics_log import METRICS_FILE, metrics_up_to
 from hir_sdk.training.objectives import (
     EngagementSample,
@@ -123,7 +123,7 @@ class Trainer:
         owners = OwnersAsOf(graph)  # the engagement samplers read them as of their window
         # whether the text says what users engage with, and so the settings this run trains
         # with (written whole into its config.toml; see content_agreement)
-        self.featurizer, self.audience, self.content_agreement, c = training_featurizer(
+        self.featurizer, self.audience, self.content_agreement, c = training_inputs(
             dataset, graph, c
         )
         self.config = c

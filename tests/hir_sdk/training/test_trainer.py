@@ -362,3 +362,6 @@ def test_audience_rows_are_an_input_saved_with_the_run(tiny_world, full_run, tmp
     warm = replace(CONFIG, init_from=str(tmp_path / "off"), train_until="test_start", select="last")
     trainer = Trainer(tiny_world, tmp_path / "warm", warm)
     assert trainer.audience is None and trainer.config.audience.dim == 0
+    warm = replace(off, init_from=str(full_run), train_until="test_start", select="last")
+    trainer = Trainer(tiny_world, tmp_path / "warm_on", warm)
+    assert trainer.audience.as_of == basis.as_of and trainer.config.audience.dim == basis.dim
