@@ -136,10 +136,14 @@ class AudienceBasis:
                 f["source_vectors"],
             )
 
-    def rows(self, graph: TemporalGraph, as_of: int) -> AudienceRows:
-        """Every node's row as of `as_of` (module doc), used from `max(as_of, Tb)` on."""
+    def rows(
+        self, graph: TemporalGraph, as_of: int, hashes: np.ndarray | None = None
+    ) -> AudienceRows:
+        """Every node's row as of `as_of` (module doc), used from `max(as_of, Tb)` on.
+        `hashes`: the graph's `stable_node_hashes` when already at hand (a featurizer's
+        `node_hashes`; for string ids they take a Python loop over every node)."""
         dst, src = engagement_pairs(graph, as_of=as_of, roles=self.roles)
-        hashes = stable_node_hashes(graph)
+        hashes = stable_node_hashes(graph) if hashes is None else hashes
         ends, parts = [], []
         for end, other, keys, vectors in (
             (dst, src, self.source_keys, self.source_vectors),
@@ -164,13 +168,20 @@ class AudienceBasis:
 
 
 def fit_audience_basis(
-    graph: TemporalGraph, *, as_of: int, roles: tuple[str, ...], dim: int, seed: int
+    graph: TemporalGraph,
+    *,
+    as_of: int,
+    roles: tuple[str, ...],
+    dim: int,
+    seed: int,
+    hashes: np.ndarray | None = None,
 ) -> AudienceBasis | None:
-    """The basis of the engagement pairs before `as_of`; None when too few take part."""
+    """The basis of the engagement pairs before `as_of`; None when too few take part.
+    `hashes`: as in `AudienceBasis.rows`."""
     factors = engagement_factors(graph, as_of=as_of, roles=roles, dim=dim, seed=seed)
     if factors is None:
         return None
-    hashes = stable_node_hashes(graph)
+    hashes = stable_node_hashes(graph) if hashes is None else hashes
     sides = []
     for nodes, vectors in ((factors.destinations, factors.u), (factors.sources, factors.v)):
         keys = hashes[nodes]

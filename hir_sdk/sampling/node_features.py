@@ -121,7 +121,7 @@ class NodeFeaturizer:
         ts = np.concatenate([graph.ts, graph.ts])
         self._by_type = EventIndex(ends * self.num_edge_types + etype, ts)
         self._by_node = EventIndex(ends, ts)
-        self._hashes = stable_node_hashes(graph)
+        self.node_hashes = stable_node_hashes(graph)  # also keys the audience basis
 
     @property
     def stats_dim(self) -> int:
@@ -173,7 +173,7 @@ class NodeFeaturizer:
             content = np.concatenate([content, rows], axis=1)
             has_content = has_content | has_rows
         salts = np.arange(self.dhe_codes, dtype=np.uint64)
-        h = hash_keys(_ID_SEED, self._hashes[nodes][:, None], salts[None, :])
+        h = hash_keys(_ID_SEED, self.node_hashes[nodes][:, None], salts[None, :])
         dhe = (h >> np.uint64(11)).astype(np.float64) * (2.0 / (1 << 53)) - 1.0
         frequent = degree.sum(axis=1) >= self.min_degree
         dhe = np.where(frequent[:, None], dhe, 0.0).astype(np.float32)

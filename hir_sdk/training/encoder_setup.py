@@ -55,15 +55,16 @@ def make_featurizer(
         from hir_sdk.knowledge import ContentEncoder, build_knowledge
 
         knowledge = build_knowledge(dataset, graph, encoder or ContentEncoder(), as_of=as_of)
-    rows = None
-    if audience is not None:
-        rows = audience.rows(graph, as_of if audience_as_of is None else audience_as_of)
     if like is not None and like.graph is graph:
-        shared = copy.copy(like)
-        shared.knowledge = knowledge
-        shared.audience = rows
-        return shared
-    return NodeFeaturizer(graph, knowledge, audience=rows)
+        featurizer = copy.copy(like)
+        featurizer.knowledge = knowledge
+    else:
+        featurizer = NodeFeaturizer(graph, knowledge)
+    featurizer.audience = None
+    if audience is not None:
+        rows_as_of = as_of if audience_as_of is None else audience_as_of
+        featurizer.audience = audience.rows(graph, rows_as_of, featurizer.node_hashes)
+    return featurizer
 
 
 def training_inputs(
@@ -96,11 +97,14 @@ def training_inputs(
             roles=config.audience.roles,
             dim=config.audience.dim,
             seed=config.seed,
+            hashes=featurizer.node_hashes,
         )
     else:
         basis = None
     if basis is not None:
-        featurizer.audience = basis.rows(graph, audience_rows_at(graph, config))
+        featurizer.audience = basis.rows(
+            graph, audience_rows_at(graph, config), featurizer.node_hashes
+        )
     return featurizer, basis, agreement, config
 
 
