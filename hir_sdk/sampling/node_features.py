@@ -3,6 +3,8 @@ dense hash code of the node's id.
 
 - statistics: log(1 + visible degree) for each edge type (either direction) and
   log(1 + days since the node's latest visible edge), so every number is as of the cutoff;
+  then, when the featurizer has them, the node's numeric attributes (static, on the run's
+  scale: `sampling.node_attributes`);
 - recency: the same age in the log2(1 + hours) buckets used for edges (for time biases);
 - content: the node's world-knowledge vector, followed by its audience vector when the
   featurizer has audience rows (`sampling.audience`); zeros where a part is missing, and
@@ -109,10 +111,12 @@ class NodeFeaturizer:
         dhe_codes: int = 32,
         min_degree: int = 2,
         audience: AudienceRows | None = None,
+        attributes: np.ndarray | None = None,
     ) -> None:
         self.graph = graph
         self.knowledge = knowledge
         self.audience = audience
+        self.attributes = attributes  # (N, A) float32 (sampling.node_attributes) or None
         self.dhe_codes = dhe_codes
         self.min_degree = min_degree
         self.num_edge_types = len(graph.edge_types)
@@ -125,7 +129,8 @@ class NodeFeaturizer:
 
     @property
     def stats_dim(self) -> int:
-        return self.num_edge_types + 1
+        extra = 0 if self.attributes is None else self.attributes.shape[1]
+        return self.num_edge_types + 1 + extra
 
     @property
     def content_dim(self) -> int:
@@ -161,7 +166,10 @@ class NodeFeaturizer:
         last = self._by_node.last_before(nodes, cutoffs)
         age = np.where(last == NEVER, np.inf, (cutoffs - last) / DAY)
         idle = np.where(np.isfinite(age), np.log1p(np.where(np.isfinite(age), age, 0)), -1.0)
-        stats = np.concatenate([np.log1p(degree), idle[:, None]], axis=1).astype(np.float32)
+        parts = [np.log1p(degree), idle[:, None]]
+        if self.attributes is not None:
+            parts.append(self.attributes[nodes])
+        stats = np.concatenate(parts, axis=1).astype(np.float32)
         recency = age_buckets(np.where(last == NEVER, 10**12, cutoffs - last)).astype(np.int64)
         if self.knowledge is None:
             content = np.zeros((len(nodes), 0), dtype=np.float32)

@@ -48,6 +48,14 @@ def type_offsets(nodes: pl.DataFrame, num_types: int) -> np.ndarray:
     return offsets
 
 
+def node_feature_columns(nodes: pl.DataFrame) -> list[str]:
+    """The numeric attribute columns of a validated nodes table (`validate_nodes`)."""
+    return [c for c in nodes.columns if c not in _NODE_OUTPUT]
+
+
+_NODE_OUTPUT = ("index", "type_code", "node_type", "node_id", "created_ts")
+
+
 def validate_nodes(frame: pl.DataFrame, manifest: DatasetManifest, file: Path) -> pl.DataFrame:
     """Check and normalize the nodes table. Returns columns
     `index, type_code, node_type, node_id, created_ts, <features...>`."""

@@ -249,6 +249,8 @@ class TrainConfig:
     # bf16 matrix instructions, AVX512-BF16 or AMX; elsewhere bf16 is emulated)
     precision: str = "auto"
     use_content: bool = False  # embed entity text with the content encoder (slow first run)
+    # read the numeric columns of nodes.parquet as node statistics (sampling.node_attributes)
+    use_attributes: bool = True
     train_until: str = ""  # end the training window early (a time, see training.as_of)
     select: str = "validation"  # best.pt: lowest validation loss, or "last" (a refresh run)
     init_from: str = ""  # warm start: an earlier run whose best.pt weights this one starts from

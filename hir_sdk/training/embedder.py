@@ -34,7 +34,12 @@ from hir_sdk.training.as_of import parse_as_of, run_selected_until, trained_unti
 from hir_sdk.training.checkpoint import load_checkpoint
 from hir_sdk.training.config import load_config
 from hir_sdk.training.embed_nodes import embed_nodes
-from hir_sdk.training.encoder_setup import encoder_config, make_featurizer, run_audience
+from hir_sdk.training.encoder_setup import (
+    encoder_config,
+    make_featurizer,
+    run_attributes,
+    run_audience,
+)
 
 
 class Embedder:
@@ -69,6 +74,7 @@ class Embedder:
 
             self._content = ContentEncoder()  # kept: `at` reuses its loaded vector cache
         self.audience = run_audience(self.run)  # the basis the run trained with, if any
+        self.attributes = run_attributes(self.run)  # its attribute scale, if any
         featurizer = make_featurizer(
             dataset,
             graph,
@@ -76,6 +82,7 @@ class Embedder:
             knowledge_as_of=self.as_of,
             encoder=self._content,
             audience=self.audience,
+            attributes=self.attributes,
         )
         self.sampler_config = config.sampler()  # the views the run trained with
         self.builder = BatchBuilder(graph, self.sampler_config, featurizer=featurizer)
@@ -108,6 +115,7 @@ class Embedder:
             like=self.builder.featurizer,
             encoder=self._content,
             audience=self.audience,
+            attributes=self.attributes,
         )
         moved.builder = BatchBuilder(self.graph, self.sampler_config, featurizer=featurizer)
         return moved

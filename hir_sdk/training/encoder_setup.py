@@ -1,5 +1,6 @@
 """What a trainer and an embedder build the same way from a dataset and a config: the node
-featurizer (with world knowledge when the config asks for it) and the encoder's sizes.
+featurizer (with world knowledge when the config asks for it, audience rows and numeric
+node attributes when the run has them) and the encoder's sizes.
 
 Both sides must agree bit for bit, or a trained checkpoint would not load into the model
 that embeds with it; keeping the two recipes here is what guarantees that.
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +18,7 @@ from hir_sdk.graph.temporal_graph import TemporalGraph
 from hir_sdk.model import EncoderConfig
 from hir_sdk.model.config import PrototypeConfig
 from hir_sdk.sampling.audience import AUDIENCE_FILE, AudienceBasis, fit_audience_basis
+from hir_sdk.sampling.node_attributes import ATTRIBUTES_FILE, AttributeScale, fit_attribute_scale
 from hir_sdk.sampling.node_features import NodeFeaturizer
 from hir_sdk.schema.dataset import Dataset
 from hir_sdk.training.config import TrainConfig
@@ -39,12 +42,14 @@ def make_featurizer(
     encoder: ContentEncoder | None = None,
     audience: AudienceBasis | None = None,
     audience_as_of: int | None = None,
+    attributes: AttributeScale | None = None,
 ) -> NodeFeaturizer:
     """Node features; with `use_content`, world knowledge pooled from structural edges
     before `knowledge_as_of` (default: the validation start). Pooled rows are only used at
     cutoffs from then on, see `KnowledgeBase.gather`. With an `audience` basis, each
     node's audience row as of `audience_as_of` (default: `knowledge_as_of`), used from
-    then on (`AudienceRows.gather`).
+    then on (`AudienceRows.gather`). With an `attributes` scale, the nodes' numeric
+    attributes join their statistics (`sampling.node_attributes`).
 
     `like`: a featurizer of the same graph whose time-independent indexes to share (only
     the knowledge and audience rows are rebuilt); `encoder`: the content encoder to use,
@@ -64,20 +69,34 @@ def make_featurizer(
     if audience is not None:
         rows_as_of = as_of if audience_as_of is None else audience_as_of
         featurizer.audience = audience.rows(graph, rows_as_of, featurizer.node_hashes)
+    featurizer.attributes = (
+        None if attributes is None else attributes.rows(dataset.nodes, graph.num_nodes)
+    )
     return featurizer
 
 
-def training_inputs(
-    dataset: Dataset, graph: TemporalGraph, config: TrainConfig
-) -> tuple[NodeFeaturizer, AudienceBasis | None, ContentAgreement | None, TrainConfig]:
+@dataclass(frozen=True)
+class TrainingInputs:
+    """What a trainer reads (`training_inputs`)."""
+
+    featurizer: NodeFeaturizer
+    audience: AudienceBasis | None  # the run saves it (`write_inputs`)
+    attributes: AttributeScale | None  # likewise
+    agreement: ContentAgreement | None
+    config: TrainConfig  # the settings resolved by the agreement and a warm start
+
+
+def training_inputs(dataset: Dataset, graph: TemporalGraph, config: TrainConfig) -> TrainingInputs:
     """What a trainer reads: its featurizer (knowledge as of its window's end, audience
-    rows as of `audience_rows_at`), the audience basis (which the run saves), the content
-    agreement, and the settings resolved by it (`choose_objectives`, which also says
-    whether the run reads audience vectors).
+    rows as of `audience_rows_at`, attributes on the scale of the nodes known at its
+    window's end), the audience basis and attribute scale (which the run saves), the
+    content agreement, and the settings resolved by it (`choose_objectives`, which also
+    says whether the run reads audience vectors).
 
     A warm start reads what its init run read, so that the weights it starts from fit:
     that run's basis, or none where it had none, whatever `audience.dim` says (the
-    settings then say 0, or the basis's rank where they said 0)."""
+    settings then say 0, or the basis's rank where they said 0); and that run's attribute
+    scale, or none (`use_attributes` then says false)."""
     featurizer = make_featurizer(dataset, graph, config)
     knowledge = featurizer.knowledge
     agreement = (
@@ -90,28 +109,37 @@ def training_inputs(
         basis = run_audience(Path(config.init_from))
         dim = 0 if basis is None else config.audience.dim or basis.dim
         config = dataclasses.replace(config, audience=dataclasses.replace(config.audience, dim=dim))
-    elif config.audience.dim:
-        basis = fit_audience_basis(
-            graph,
-            as_of=audience_rows_at(graph, config),
-            roles=config.audience.roles,
-            dim=config.audience.dim,
-            seed=config.seed,
-            hashes=featurizer.node_hashes,
-        )
+        scale = run_attributes(Path(config.init_from))
+        config = dataclasses.replace(config, use_attributes=scale is not None)
     else:
-        basis = None
+        basis = scale = None
+        if config.audience.dim:
+            basis = fit_audience_basis(
+                graph,
+                as_of=audience_rows_at(graph, config),
+                roles=config.audience.roles,
+                dim=config.audience.dim,
+                seed=config.seed,
+                hashes=featurizer.node_hashes,
+            )
+        if config.use_attributes:
+            scale = fit_attribute_scale(dataset.nodes, graph.manifest.time.validation_start)
     if basis is not None:
         featurizer.audience = basis.rows(
             graph, audience_rows_at(graph, config), featurizer.node_hashes
         )
-    return featurizer, basis, agreement, config
+    if scale is not None:
+        featurizer.attributes = scale.rows(dataset.nodes, graph.num_nodes)
+    return TrainingInputs(featurizer, basis, scale, agreement, config)
 
 
-def write_audience(run: Path, basis: AudienceBasis | None) -> None:
-    """Save a run's audience basis (nothing without one)."""
-    if basis is not None:
-        basis.save(Path(run) / AUDIENCE_FILE)
+def write_inputs(run: Path, inputs: TrainingInputs) -> None:
+    """Save the audience basis and the attribute scale a run trained with (each where it
+    had one), for its refreshes, embedding and export."""
+    if inputs.audience is not None:
+        inputs.audience.save(Path(run) / AUDIENCE_FILE)
+    if inputs.attributes is not None:
+        inputs.attributes.save(Path(run) / ATTRIBUTES_FILE)
 
 
 def audience_rows_at(graph: TemporalGraph, config: TrainConfig) -> int:
@@ -126,6 +154,12 @@ def run_audience(run: Path) -> AudienceBasis | None:
     """The audience basis a run trained with; None when it trained without one."""
     path = Path(run) / AUDIENCE_FILE
     return AudienceBasis.load(path) if path.is_file() else None
+
+
+def run_attributes(run: Path) -> AttributeScale | None:
+    """The attribute scale a run trained with; None when it read no attributes."""
+    path = Path(run) / ATTRIBUTES_FILE
+    return AttributeScale.load(path) if path.is_file() else None
 
 
 def encoder_config(

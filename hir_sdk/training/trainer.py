@@ -12,7 +12,8 @@ and neither may be, hold or lie inside the dataset or the `init_from` run.
 
 ```
 RUN/
-  config.toml  meta.json  metrics.jsonl  audience.npz (sampling.audience; when on)
+  config.toml  meta.json  metrics.jsonl
+  audience.npz  attributes.npz   (sampling.audience, .node_attributes; when the run has them)
   checkpoints/last.pt  checkpoints/best.pt
 ```
 Step `k` trains on batch `k mod n` of epoch `k div n` (the loader's order is a pure
@@ -68,7 +69,7 @@ from hir_sdk.training.distributed import (
     world,
 )
 from hir_sdk.training.embed_nodes import embed_nodes
-from hir_sdk.training.encoder_setup import encoder_config, training_inputs, write_audience
+from hir_sdk.training.encoder_setup import encoder_config, training_inputs, write_inputs
 from hir_sdk.training.metrics_log import METRICS_FILE, metrics_up_to
 from hir_sdk.training.objectives import (
     EngagementSample,
@@ -123,10 +124,9 @@ class Trainer:
         owners = OwnersAsOf(graph)  # the engagement samplers read them as of their window
         # whether the text says what users engage with, and so the settings this run trains
         # with (written whole into its config.toml; see content_agreement)
-        self.featurizer, self.audience, self.content_agreement, c = training_inputs(
-            dataset, graph, c
-        )
-        self.config = c
+        self.inputs = training_inputs(dataset, graph, c)
+        self.featurizer, self.content_agreement = self.inputs.featurizer, self.inputs.agreement
+        self.config = c = self.inputs.config
         self.sampler_config = c.sampler()  # the views, written with the run's config
         self.builder = BatchBuilder(graph, self.sampler_config, featurizer=self.featurizer)
         knowledge = self.featurizer.knowledge
@@ -480,7 +480,7 @@ class Trainer:
         else:
             claim_dir(self.run, kind="run", inputs=self._sources)
         atomic_write_text(self.run / "config.toml", c.to_toml())
-        write_audience(self.run, self.audience)
+        write_inputs(self.run, self.inputs)
         meta = {
             "sdk_version": __version__,
             "torch": torch.__version__,

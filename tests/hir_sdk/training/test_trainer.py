@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from hir_sdk.cli.main import main
@@ -361,7 +362,37 @@ def test_audience_rows_are_an_input_saved_with_the_run(tiny_world, full_run, tmp
     # a warm start reads what its init run read, whatever its own settings say
     warm = replace(CONFIG, init_from=str(tmp_path / "off"), train_until="test_start", select="last")
     trainer = Trainer(tiny_world, tmp_path / "warm", warm)
-    assert trainer.audience is None and trainer.config.audience.dim == 0
+    assert trainer.inputs.audience is None and trainer.config.audience.dim == 0
     warm = replace(off, init_from=str(full_run), train_until="test_start", select="last")
     trainer = Trainer(tiny_world, tmp_path / "warm_on", warm)
-    assert trainer.audience.as_of == basis.as_of and trainer.config.audience.dim == basis.dim
+    assert trainer.inputs.audience.as_of == basis.as_of and trainer.config.audience.dim == basis.dim
+
+
+def test_numeric_node_attributes_are_statistics_saved_with_the_run(tiny_world, full_run, tmp_path):
+    """The world's `price` and `bid` join the statistics on the scale the run saves; the
+    embedder reads that scale; `use_attributes = false` trains without, and a warm start
+    from such a run does too."""
+    from hir_sdk.sampling.node_attributes import ATTRIBUTES_FILE, AttributeScale
+    from hir_sdk.training.embedder import Embedder
+
+    scale = AttributeScale.load(full_run / ATTRIBUTES_FILE)
+    assert scale.columns == ("price", "bid") and scale.dim == 4
+    embedder = Embedder(full_run, tiny_world, as_of="test_start")
+    featurizer = embedder.builder.featurizer
+    edge_types = len(embedder.graph.edge_types)
+    assert featurizer.stats_dim == embedder.model.config.stats_dim == edge_types + 1 + 4
+    graph = embedder.graph
+    first = int(graph.type_offsets[graph.type_code("ad")])
+    ads = np.arange(first, first + 50)
+    stats = featurizer.features(ads, np.full(len(ads), graph.manifest.time.test_start)).stats
+    np.testing.assert_array_equal(stats[:, -4:-2], 0.0)  # ads have no price
+    assert (stats[:, -1] == 1.0).all() and len(np.unique(stats[:, -2])) > 10  # ... a bid
+    assert np.abs(stats[:, -2]).max() < 0.5
+    off = replace(CONFIG, use_attributes=False)
+    Trainer(tiny_world, tmp_path / "off", off).fit(max_steps=1, progress=False)
+    assert not (tmp_path / "off" / ATTRIBUTES_FILE).exists()
+    off_embedder = Embedder(tmp_path / "off", tiny_world, as_of="test_start")
+    assert off_embedder.model.config.stats_dim == edge_types + 1
+    warm = replace(CONFIG, init_from=str(tmp_path / "off"), train_until="test_start", select="last")
+    trainer = Trainer(tiny_world, tmp_path / "warm", warm)
+    assert trainer.inputs.attributes is None and not trainer.config.use_attributes

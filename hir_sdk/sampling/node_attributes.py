@@ -1,0 +1,118 @@
+"""Numeric node attributes (the extra columns of `nodes.parquet`) as encoder statistics.
+
+A log's attributes come in any unit and range: a user's age, a product's price in cents,
+an ad's bid, a movie's year. The encoder reads each one through its empirical CDF over
+the nodes known when the run's window ends, so that the scale of a column never matters
+and a heavy tail cannot swamp the other inputs:
+
+    level(x) = (#{values < x} + #{values <= x}) / (2 n)     at up to `KNOTS` quantiles,
+               linear between them, clipped to [level of the smallest, of the largest]
+
+and each column becomes two statistics of its node: `level - 1/2` (0 when the node has no
+value) and a 1/0 flag saying whether it has one. A binary column gets its two mid-ranks
+(a 70/30 split: 0.35 and 0.85), a constant column a constant.
+
+No leak: the quantiles come only from nodes created before the scale's `as_of` (or with
+no creation time), and the run saves them (`attributes.npz`), so refreshes warm-started
+from it, the embedder and export read every later node through the same scale. A node's
+attributes are static properties of it, stated once in `nodes.parquet`; a column whose
+value changes over time belongs in the edges.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from hir_sdk.io.atomic import atomic_write_bytes
+from hir_sdk.schema.tables import node_feature_columns
+
+ATTRIBUTES_FILE = "attributes.npz"
+KNOTS = 129  # quantiles kept per column: a 1/128 step of level at most between knots
+
+
+@dataclass(frozen=True)
+class AttributeScale:
+    """Per column: its sorted distinct knots and their levels (module doc). `knots[i]`
+    and `levels[i]` hold `lengths[i]` values, padded to one width."""
+
+    as_of: int
+    columns: tuple[str, ...]
+    knots: np.ndarray  # (A, K) float64
+    levels: np.ndarray  # (A, K) float64
+    lengths: np.ndarray  # (A,) int64, >= 1
+
+    @property
+    def dim(self) -> int:
+        """Statistics per node: a level and a has-value flag per column."""
+        return 2 * len(self.columns)
+
+    def rows(self, nodes: pl.DataFrame, num_nodes: int) -> np.ndarray:
+        """(num_nodes, dim) float32 statistics of a validated nodes table (its `index`
+        column gives each row's node). A column the table lacks counts as no value."""
+        out = np.zeros((num_nodes, self.dim), dtype=np.float32)
+        index = nodes["index"].to_numpy()
+        for i, column in enumerate(self.columns):
+            if column not in nodes.columns:
+                continue
+            values = nodes[column].cast(pl.Float64).to_numpy()
+            has = ~np.isnan(values)
+            n = int(self.lengths[i])
+            level = np.interp(values[has], self.knots[i, :n], self.levels[i, :n])
+            out[index[has], 2 * i] = level - 0.5
+            out[index[has], 2 * i + 1] = 1.0
+        return out
+
+    def save(self, path: str | Path) -> None:
+        buffer = io.BytesIO()
+        np.savez(
+            buffer,
+            as_of=np.int64(self.as_of),
+            columns=np.array(self.columns, dtype=str),
+            knots=self.knots,
+            levels=self.levels,
+            lengths=self.lengths,
+        )
+        atomic_write_bytes(path, buffer.getvalue())
+
+    @classmethod
+    def load(cls, path: str | Path) -> AttributeScale:
+        with np.load(path, allow_pickle=False) as f:
+            return cls(
+                int(f["as_of"]),
+                tuple(str(c) for c in f["columns"]),
+                f["knots"],
+                f["levels"],
+                f["lengths"],
+            )
+
+
+def fit_attribute_scale(nodes: pl.DataFrame, as_of: int) -> AttributeScale | None:
+    """The scale of a validated nodes table's numeric columns, from the nodes created
+    before `as_of` (or with no creation time); None when it has no such column. A column
+    with no value among those nodes is kept, and reads as "no value" everywhere."""
+    columns = node_feature_columns(nodes)
+    if not columns:
+        return None
+    created = pl.col("created_ts")
+    known = nodes.select(created.is_null() | (created < as_of)).to_series().to_numpy()
+    knots = np.zeros((len(columns), KNOTS))
+    levels = np.zeros((len(columns), KNOTS))
+    lengths = np.ones(len(columns), dtype=np.int64)
+    for i, column in enumerate(columns):
+        values = nodes[column].cast(pl.Float64).to_numpy()[known]
+        values = np.sort(values[~np.isnan(values)])
+        if len(values) == 0:
+            knots[i, 0], levels[i, 0] = 0.0, 0.5
+            continue
+        at = np.unique(np.quantile(values, np.linspace(0.0, 1.0, KNOTS), method="nearest"))
+        below = np.searchsorted(values, at, side="left")
+        upto = np.searchsorted(values, at, side="right")
+        lengths[i] = len(at)
+        knots[i, : len(at)] = at
+        levels[i, : len(at)] = (below + upto) / (2.0 * len(values))
+    return AttributeScale(int(as_of), tuple(columns), knots, levels, lengths)
