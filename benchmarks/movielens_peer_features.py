@@ -223,21 +223,31 @@ def same_test(a: ABRun, b: ABRun) -> bool:
     return a.predictions.select(cols).equals(b.predictions.select(cols))
 
 
-def head_to_head(hir: ABRun, peer: ABRun, peer_name: str, args) -> list[str]:
-    """XGBoost + HIR against XGBoost + the peer, on the same test examples."""
-    if not same_test(hir, peer):
-        raise RuntimeError("the HIR and peer A/Bs' test examples differ (rows or order)")
+def _paired(hir: ABRun, peer: ABRun, peer_name: str, args, mask: np.ndarray | None = None):
+    """`compare` of XGBoost + HIR (treatment) with XGBoost + the peer (control) on the
+    test examples in `mask` (default: all)."""
     p = "p_xgboost+hir"
-    ab = compare(
-        hir.predictions["label"].to_numpy(),
-        peer.predictions[p].to_numpy(),
-        hir.predictions[p].to_numpy(),
-        hir.predictions["user_id"].to_numpy(),
+    rows = np.ones(hir.predictions.height, dtype=bool) if mask is None else mask
+    h, q = hir.predictions.filter(pl.Series(rows)), peer.predictions.filter(pl.Series(rows))
+    return compare(
+        h["label"].to_numpy(),
+        q[p].to_numpy(),
+        h[p].to_numpy(),
+        h["user_id"].to_numpy(),
         control=f"XGBoost + {peer_name}",
         treatment="XGBoost + HIR",
         n_bootstrap=args.bootstrap,
         seed=args.seed,
     )
+
+
+def head_to_head(hir: ABRun, peer: ABRun, peer_name: str, covered: np.ndarray, args) -> list[str]:
+    """XGBoost + HIR against XGBoost + the peer, on the same test examples; then split by
+    whether the peer has features for the example (`covered`: its user and movie were
+    in the peer's snapshot), which says where the difference comes from."""
+    if not same_test(hir, peer):
+        raise RuntimeError("the HIR and peer A/Bs' test examples differ (rows or order)")
+    ab = _paired(hir, peer, peer_name, args)
     ne = ab.metric("ne")
     lines = [
         "",
@@ -253,6 +263,13 @@ def head_to_head(hir: ABRun, peer: ABRun, peer_name: str, args) -> list[str]:
             f"{d.delta.estimate:+.4f} [{d.delta.low:+.4f}, {d.delta.high:+.4f}] |"
         )
     lines += ["", f"NE of HIR relative to the peer: {_pct(ne.delta, ne.control)}; {ab.verdict}"]
+    for name, part in (("with", covered), ("without", ~covered)):
+        if part.any():
+            ne = _paired(hir, peer, peer_name, args, part).metric("ne")
+            lines.append(
+                f"- on the {part.sum():,} test examples {name} the peer's features: "
+                f"{_pct(ne.delta, ne.control)}"
+            )
     return lines
 
 
@@ -327,7 +344,7 @@ def render(
     if "HIR" in runs:
         peer_runs = {n: r for n, r in runs.items() if n != "HIR"}
         best = min(peer_runs, key=lambda n: peer_runs[n].report.ab.metric("ne").treatment)
-        lines += head_to_head(runs["HIR"], peer_runs[best], labels[best], args)
+        lines += head_to_head(runs["HIR"], peer_runs[best], labels[best], masks[best], args)
     lines += ["", ", ".join(f"{name}: {s:.0f} s" for name, s in timings.items())]
     return lines
 

@@ -13,6 +13,11 @@ owner and the user x owner counts alike; `has_owner` tells the model which it is
 are grouped by `pair_keys`, whose codes are distinct for distinct pairs, a missing owner
 included.
 
+The user's and the ad's numeric node attributes (the graph's `attributes`, the extra
+columns of `nodes.parquet`) follow as they are, `user_attr_<column>` and
+`ad_attr_<column>`, NaN where the node has no value: static properties of the node, as a
+ranking team would join them from its entity tables.
+
 All of it is vectorised through `EventIndex`: one sort per event family, one binary search
 per (example, feature).
 """
@@ -122,4 +127,7 @@ class AsOfFeatures:
         created = self._created[ad]
         f["ad_age_days"] = np.where(created == NEVER, np.nan, (t - created) / DAY)
         f["has_owner"] = (owner != NO_OWNER).astype(float)
+        for i, column in enumerate(self.graph.attribute_names):
+            f[f"user_attr_{column}"] = self.graph.attributes[user, i]
+            f[f"ad_attr_{column}"] = self.graph.attributes[ad, i]
         return pl.DataFrame({name: np.asarray(v, dtype=np.float64) for name, v in f.items()})

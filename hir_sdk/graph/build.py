@@ -9,7 +9,7 @@ import polars as pl
 
 from hir_sdk.graph.temporal_graph import UNKNOWN_TIME, TemporalGraph
 from hir_sdk.schema.dataset import Dataset, load_dataset
-from hir_sdk.schema.tables import type_offsets
+from hir_sdk.schema.tables import node_feature_columns, type_offsets
 
 
 def _csr(owner: pl.Series, num_nodes: int) -> tuple[np.ndarray, np.ndarray]:
@@ -43,6 +43,14 @@ def _node_ids(nodes: pl.DataFrame, offsets: np.ndarray) -> tuple[np.ndarray, ...
     return tuple(out)
 
 
+def _attributes(nodes: pl.DataFrame, columns: list[str]) -> np.ndarray | None:
+    """(N, A) float64 of the numeric node columns in node-index order, NaN for nulls."""
+    if not columns:
+        return None
+    table = nodes.select(pl.col(columns).cast(pl.Float64).fill_null(float("nan")))
+    return np.ascontiguousarray(table.to_numpy())
+
+
 def build_graph(dataset: Dataset) -> TemporalGraph:
     """Index the dataset's nodes and edges into CSR adjacency in both directions."""
     nodes, edges = dataset.nodes, dataset.edges
@@ -51,6 +59,7 @@ def build_graph(dataset: Dataset) -> TemporalGraph:
     num_nodes = int(offsets[-1])
     out_ptr, out_eid = _csr(edges["src"], num_nodes)
     in_ptr, in_eid = _csr(edges["dst"], num_nodes)
+    columns = node_feature_columns(nodes)
     return TemporalGraph(
         manifest=dataset.manifest,
         node_ids=_node_ids(nodes, offsets),
@@ -66,6 +75,8 @@ def build_graph(dataset: Dataset) -> TemporalGraph:
         in_ptr=in_ptr,
         in_eid=in_eid,
         fingerprint=dataset.fingerprint,
+        attribute_names=tuple(columns),
+        attributes=_attributes(nodes, columns),
     )
 
 

@@ -6,6 +6,8 @@ GRAPH/
   manifest.toml       the dataset manifest the graph was built from
   arrays/*.npy        src dst etype ts weight out_ptr out_eid in_ptr in_eid
                       type_offsets created_ts node_ids_<type>
+                      attributes (when the nodes have numeric columns; their names
+                      are graph.json's attribute_names)
 ```
 """
 
@@ -53,6 +55,8 @@ def save_graph(
             np.save(arrays / f"{name}.npy", np.ascontiguousarray(getattr(graph, name)))
         for node_type, ids in zip(graph.node_types, graph.node_ids, strict=True):
             np.save(arrays / f"node_ids_{node_type}.npy", ids)
+        if graph.attribute_names:
+            np.save(arrays / "attributes.npy", np.ascontiguousarray(graph.attributes))
         (tmp / MANIFEST_FILE).write_text(graph.manifest.to_toml(), encoding="utf-8")
         meta = {
             "format_version": FORMAT_VERSION,
@@ -61,6 +65,7 @@ def save_graph(
             "num_nodes": graph.num_nodes,
             "num_edges": graph.num_edges,
             "node_types": list(graph.node_types),
+            "attribute_names": list(graph.attribute_names),
         }
         (tmp / META_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     return Path(out)
@@ -146,6 +151,10 @@ def _check_structure(graph: TemporalGraph) -> tuple[str, str] | None:
             return f"node_ids_{node_type}", f"must hold {hi - lo} integer or string ids"
         if len(ids) > 1 and not (ids[1:] > ids[:-1]).all():
             return f"node_ids_{node_type}", "ids are not sorted and unique"
+    if graph.attribute_names:
+        shape = (n, len(graph.attribute_names))
+        if graph.attributes.shape != shape or graph.attributes.dtype != np.float64:
+            return "attributes", f"must be a {shape} float64 array"
     return None
 
 
@@ -170,8 +179,20 @@ def load_graph(path: str | Path, *, mmap: bool = True) -> TemporalGraph:
 
     arrays = {name: read(name) for name in ARRAYS}
     node_ids = tuple(read(f"node_ids_{t}") for t in manifest.node_types)
+    names = meta.get("attribute_names", [])
+    if not isinstance(names, list) or not all(isinstance(x, str) for x in names):
+        raise InputError(
+            "graph metadata's 'attribute_names' is not a list of names (hand-edited?); "
+            "rebuild the graph",
+            file=path / META_FILE,
+        )
     graph = TemporalGraph(
-        manifest=manifest, node_ids=node_ids, fingerprint=meta["fingerprint"], **arrays
+        manifest=manifest,
+        node_ids=node_ids,
+        fingerprint=meta["fingerprint"],
+        attribute_names=tuple(names),
+        attributes=read("attributes") if names else None,
+        **arrays,
     )
     broken = _check_structure(graph)
     if broken:

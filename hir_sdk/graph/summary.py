@@ -1,4 +1,5 @@
-"""What `hir graph info` prints: counts by node and edge type, density, time, funnel rates."""
+"""What `hir graph info` prints: counts by node and edge type, density, time, funnel rates,
+and how many nodes have a value of each numeric node attribute."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ class GraphSummary:
     windows: dict[str, int]  # edges per chronological window
     exposures: int
     conversions: int
+    attributes: dict[str, int]  # nodes with a value, per numeric node column
 
     @property
     def conversion_rate(self) -> float:
@@ -57,6 +59,9 @@ class GraphSummary:
         ]
         width = max(len(t) for t in self.nodes)
         lines += [f"  {t:<{width}}  {n:>12,}" for t, n in self.nodes.items()]
+        if self.attributes:
+            values = ", ".join(f"{c} {n:,}" for c, n in self.attributes.items())
+            lines += ["", f"node attributes (nodes with a value)  {values}"]
         lines += ["", "edge type (src, rel, dst)  role  edges  density"]
         for s in self.edge_types:
             triple = f"({s.src}, {s.rel}, {s.dst})"
@@ -107,4 +112,8 @@ def summarize(graph: TemporalGraph) -> GraphSummary:
         windows=windows,
         exposures=role_count("exposure"),
         conversions=role_count("conversion"),
+        attributes={
+            column: int((~np.isnan(graph.attributes[:, i])).sum())
+            for i, column in enumerate(graph.attribute_names)
+        },
     )

@@ -7,7 +7,9 @@ Notable:
   of a cutoff is simply the edge prefix `[0, k)`: views never copy;
 - CSR adjacency in both directions lists each node's edges in time order, so
   `neighbors(node, before=t)` is a slice plus one binary search;
-- edge weights decay with a half-life per edge type: `w * 2 ** (-(t - ts) / half_life)`.
+- edge weights decay with a half-life per edge type: `w * 2 ** (-(t - ts) / half_life)`;
+- the numeric columns of `nodes.parquet` ride along as `attributes` (N, A), NaN where a
+  node has no value: static properties, the same at every cutoff.
 
 ```
 node index:   | user 0..U-1 | ad U..U+D-1 | advertiser ... |     type_offsets = [0, U, U+D, ...]
@@ -65,6 +67,8 @@ class TemporalGraph:
     in_ptr: np.ndarray  # (N+1,) int64
     in_eid: np.ndarray  # (E,) int64
     fingerprint: str
+    attribute_names: tuple[str, ...] = ()  # the numeric node columns, in file order
+    attributes: np.ndarray | None = None  # (N, len(attribute_names)) float64, NaN = none
 
     # ---- sizes and types -------------------------------------------------------------
     @property

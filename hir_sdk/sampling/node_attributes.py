@@ -1,4 +1,5 @@
-"""Numeric node attributes (the extra columns of `nodes.parquet`) as encoder statistics.
+"""Numeric node attributes (the extra columns of `nodes.parquet`, the graph's
+`attributes`) as encoder statistics.
 
 A log's attributes come in any unit and range: a user's age, a product's price in cents,
 an ad's bid, a movie's year. The encoder reads each one through its empirical CDF over
@@ -26,10 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import polars as pl
 
+from hir_sdk.graph.temporal_graph import UNKNOWN_TIME, TemporalGraph
 from hir_sdk.io.atomic import atomic_write_bytes
-from hir_sdk.schema.tables import node_feature_columns
 
 ATTRIBUTES_FILE = "attributes.npz"
 KNOTS = 129  # quantiles kept per column: a 1/128 step of level at most between knots
@@ -51,20 +51,19 @@ class AttributeScale:
         """Statistics per node: a level and a has-value flag per column."""
         return 2 * len(self.columns)
 
-    def rows(self, nodes: pl.DataFrame, num_nodes: int) -> np.ndarray:
-        """(num_nodes, dim) float32 statistics of a validated nodes table (its `index`
-        column gives each row's node). A column the table lacks counts as no value."""
-        out = np.zeros((num_nodes, self.dim), dtype=np.float32)
-        index = nodes["index"].to_numpy()
+    def rows(self, graph: TemporalGraph) -> np.ndarray:
+        """(num_nodes, dim) float32 statistics of `graph`'s nodes. A column the graph
+        lacks counts as no value."""
+        out = np.zeros((graph.num_nodes, self.dim), dtype=np.float32)
         for i, column in enumerate(self.columns):
-            if column not in nodes.columns:
+            if column not in graph.attribute_names:
                 continue
-            values = nodes[column].cast(pl.Float64).to_numpy()
+            values = graph.attributes[:, graph.attribute_names.index(column)]
             has = ~np.isnan(values)
             n = int(self.lengths[i])
             level = np.interp(values[has], self.knots[i, :n], self.levels[i, :n])
-            out[index[has], 2 * i] = level - 0.5
-            out[index[has], 2 * i + 1] = 1.0
+            out[has, 2 * i] = level - 0.5
+            out[has, 2 * i + 1] = 1.0
         return out
 
     def save(self, path: str | Path) -> None:
@@ -91,20 +90,19 @@ class AttributeScale:
             )
 
 
-def fit_attribute_scale(nodes: pl.DataFrame, as_of: int) -> AttributeScale | None:
-    """The scale of a validated nodes table's numeric columns, from the nodes created
-    before `as_of` (or with no creation time); None when it has no such column. A column
-    with no value among those nodes is kept, and reads as "no value" everywhere."""
-    columns = node_feature_columns(nodes)
+def fit_attribute_scale(graph: TemporalGraph, as_of: int) -> AttributeScale | None:
+    """The scale of `graph`'s numeric node columns, from the nodes created before `as_of`
+    (or with no creation time); None when it has no such column. A column with no value
+    among those nodes is kept, and reads as "no value" everywhere."""
+    columns = graph.attribute_names
     if not columns:
         return None
-    created = pl.col("created_ts")
-    known = nodes.select(created.is_null() | (created < as_of)).to_series().to_numpy()
+    known = (graph.created_ts == UNKNOWN_TIME) | (graph.created_ts < as_of)
     knots = np.zeros((len(columns), KNOTS))
     levels = np.zeros((len(columns), KNOTS))
     lengths = np.ones(len(columns), dtype=np.int64)
-    for i, column in enumerate(columns):
-        values = nodes[column].cast(pl.Float64).to_numpy()[known]
+    for i in range(len(columns)):
+        values = graph.attributes[known, i]
         values = np.sort(values[~np.isnan(values)])
         if len(values) == 0:
             knots[i, 0], levels[i, 0] = 0.0, 0.5

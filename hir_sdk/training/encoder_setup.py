@@ -69,9 +69,7 @@ def make_featurizer(
     if audience is not None:
         rows_as_of = as_of if audience_as_of is None else audience_as_of
         featurizer.audience = audience.rows(graph, rows_as_of, featurizer.node_hashes)
-    featurizer.attributes = (
-        None if attributes is None else attributes.rows(dataset.nodes, graph.num_nodes)
-    )
+    featurizer.attributes = None if attributes is None else attributes.rows(graph)
     return featurizer
 
 
@@ -123,13 +121,13 @@ def training_inputs(dataset: Dataset, graph: TemporalGraph, config: TrainConfig)
                 hashes=featurizer.node_hashes,
             )
         if config.use_attributes:
-            scale = fit_attribute_scale(dataset.nodes, graph.manifest.time.validation_start)
+            scale = fit_attribute_scale(graph, graph.manifest.time.validation_start)
     if basis is not None:
         featurizer.audience = basis.rows(
             graph, audience_rows_at(graph, config), featurizer.node_hashes
         )
     if scale is not None:
-        featurizer.attributes = scale.rows(dataset.nodes, graph.num_nodes)
+        featurizer.attributes = scale.rows(graph)
     return TrainingInputs(featurizer, basis, scale, agreement, config)
 
 

@@ -31,9 +31,12 @@ def test_synth_build_info_round_trip(tmp_path, capsys):
     assert info["nodes"]["user"] == 1000
     assert sum(info["windows"].values()) == info["num_edges"]
     assert 0 < info["conversion_rate"] < 0.02
+    ads = info["nodes"]["ad"]
+    assert info["attributes"] == {"price": info["nodes"]["product"], "bid": ads}
     assert main(["graph", "info", str(graph)]) == 0
     table = capsys.readouterr().out
     assert "(user, impression, ad)" in table and "conversion rate" in table
+    assert f"bid {ads:,}" in table
 
 
 def test_a_closed_pipe_ends_quietly(tiny_world, tmp_path):

@@ -27,6 +27,8 @@ def test_round_trip_is_exact_and_memory_mapped(graph, tmp_path):
     assert loaded.manifest == graph.manifest
     for ours, theirs in zip(loaded.node_ids, graph.node_ids, strict=True):
         assert np.array_equal(ours, theirs)
+    assert loaded.attribute_names == graph.attribute_names == ("price", "bid")
+    np.testing.assert_array_equal(loaded.attributes, graph.attributes)  # NaN where none
     node = int(graph.index("user", [3])[0])
     assert loaded.neighbors(node).edge.tolist() == graph.neighbors(node).edge.tolist()
     assert summarize(loaded) == summarize(graph)
@@ -143,6 +145,14 @@ CORRUPT = {
         "node_ids_ad ids are not sorted and unique",
     ),
     "created_ts truncated": (_edit_array("created_ts", lambda a: a[:-1]), "created_ts has 4"),
+    "attribute_names is text": (
+        _edit_meta(lambda m: m | {"attribute_names": "bid"}),
+        "'attribute_names' is not a list",
+    ),
+    "attributes one row short": (
+        _edit_array("attributes", lambda a: a[:-1]),
+        "attributes must be a (5, 1) float64 array",
+    ),
 }
 
 
