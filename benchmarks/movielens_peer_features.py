@@ -241,9 +241,9 @@ def _paired(hir: ABRun, peer: ABRun, peer_name: str, args, mask: np.ndarray | No
     )
 
 
-def head_to_head(hir: ABRun, peer: ABRun, peer_name: str, covered: np.ndarray, args) -> list[str]:
+def head_to_head(hir: ABRun, peer: ABRun, peer_name: str, has_peer: np.ndarray, args) -> list[str]:
     """XGBoost + HIR against XGBoost + the peer, on the same test examples; then split by
-    whether the peer has features for the example (`covered`: its user and movie were
+    whether the peer has features for the example (`has_peer`: its user and movie were
     in the peer's snapshot), which says where the difference comes from."""
     if not same_test(hir, peer):
         raise RuntimeError("the HIR and peer A/Bs' test examples differ (rows or order)")
@@ -263,7 +263,7 @@ def head_to_head(hir: ABRun, peer: ABRun, peer_name: str, covered: np.ndarray, a
             f"{d.delta.estimate:+.4f} [{d.delta.low:+.4f}, {d.delta.high:+.4f}] |"
         )
     lines += ["", f"NE of HIR relative to the peer: {_pct(ne.delta, ne.control)}; {ab.verdict}"]
-    for name, part in (("with", covered), ("without", ~covered)):
+    for name, part in (("with", has_peer), ("without", ~has_peer)):
         if part.any():
             ne = _paired(hir, peer, peer_name, args, part).metric("ne")
             lines.append(

@@ -16,7 +16,9 @@ included.
 The user's and the ad's numeric node attributes (the graph's `attributes`, the extra
 columns of `nodes.parquet`) follow as they are, `user_attr_<column>` and
 `ad_attr_<column>`, NaN where the node has no value: static properties of the node, as a
-ranking team would join them from its entity tables.
+ranking team would join them from its entity tables. A column is there for users when a
+node of an exposure source type (per the manifest) has a value, for ads likewise with the
+exposure destination types.
 
 All of it is vectorised through `EventIndex`: one sort per event family, one binary search
 per (example, feature).
@@ -70,6 +72,23 @@ def _since(t: np.ndarray, last: np.ndarray) -> np.ndarray:
     return np.where(last == NEVER, np.nan, (t - last) / DAY)
 
 
+def _attribute_columns(graph: TemporalGraph) -> list[tuple[str, str, int]]:
+    """(feature name, "user" or "ad", attribute index) of each node attribute that some
+    node of the exposures' source (user) or destination (ad) types has a value of."""
+    exposures = graph.manifest.edge_types_with_role("exposure")
+    sides = {"user": {s.src for s in exposures}, "ad": {s.dst for s in exposures}}
+    out = []
+    for side, types in sides.items():
+        rows = np.zeros(graph.num_nodes, dtype=bool)
+        for name in types:
+            code = graph.type_code(name)
+            rows[graph.type_offsets[code] : graph.type_offsets[code + 1]] = True
+        for i, column in enumerate(graph.attribute_names):
+            if not np.isnan(graph.attributes[rows, i]).all():
+                out.append((f"{side}_attr_{column}", side, i))
+    return out
+
+
 class AsOfFeatures:
     """Builds the baseline feature matrix for exposures of one graph.
 
@@ -87,6 +106,7 @@ class AsOfFeatures:
         self._created = np.where(
             graph.created_ts == np.iinfo(np.int64).min, NEVER, graph.created_ts
         )
+        self._attributes = _attribute_columns(graph)
 
     def compute(self, user: np.ndarray, ad: np.ndarray, t: np.ndarray) -> pl.DataFrame:
         """Feature frame (one row per example, float64 columns) for exposures `(user, ad, t)`."""
@@ -127,7 +147,6 @@ class AsOfFeatures:
         created = self._created[ad]
         f["ad_age_days"] = np.where(created == NEVER, np.nan, (t - created) / DAY)
         f["has_owner"] = (owner != NO_OWNER).astype(float)
-        for i, column in enumerate(self.graph.attribute_names):
-            f[f"user_attr_{column}"] = self.graph.attributes[user, i]
-            f[f"ad_attr_{column}"] = self.graph.attributes[ad, i]
+        for name, side, i in self._attributes:
+            f[name] = self.graph.attributes[user if side == "user" else ad, i]
         return pl.DataFrame({name: np.asarray(v, dtype=np.float64) for name, v in f.items()})

@@ -25,7 +25,7 @@ from hir_sdk.io.atomic import atomic_output_dir
 from hir_sdk.io.output_folder import Inputs
 from hir_sdk.schema.manifest import MANIFEST_FILE, load_manifest
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the numeric node attributes (a graph of format 1 has none)
 META_FILE = "graph.json"
 ARRAYS = (
     "type_offsets",
@@ -56,7 +56,10 @@ def save_graph(
         for node_type, ids in zip(graph.node_types, graph.node_ids, strict=True):
             np.save(arrays / f"node_ids_{node_type}.npy", ids)
         if graph.attribute_names:
-            np.save(arrays / "attributes.npy", np.ascontiguousarray(graph.attributes))
+            table = np.asarray(graph.attributes, dtype=np.float64)
+            if table.shape != (graph.num_nodes, len(graph.attribute_names)):
+                raise ValueError(f"attributes of shape {table.shape} for {graph.num_nodes} nodes")
+            np.save(arrays / "attributes.npy", np.ascontiguousarray(table))
         (tmp / MANIFEST_FILE).write_text(graph.manifest.to_toml(), encoding="utf-8")
         meta = {
             "format_version": FORMAT_VERSION,
@@ -179,10 +182,15 @@ def load_graph(path: str | Path, *, mmap: bool = True) -> TemporalGraph:
 
     arrays = {name: read(name) for name in ARRAYS}
     node_ids = tuple(read(f"node_ids_{t}") for t in manifest.node_types)
-    names = meta.get("attribute_names", [])
-    if not isinstance(names, list) or not all(isinstance(x, str) for x in names):
+    names = meta.get("attribute_names")
+    if (
+        not isinstance(names, list)
+        or not all(isinstance(x, str) for x in names)
+        or len(set(names)) != len(names)
+    ):
         raise InputError(
-            "graph metadata's 'attribute_names' is not a list of names (hand-edited?); "
+            "graph metadata's 'attribute_names' is not a list of distinct names "
+            "(hand-edited?); "
             "rebuild the graph",
             file=path / META_FILE,
         )

@@ -54,7 +54,7 @@ class EncoderConfig:
 
     num_node_types: int
     num_edge_types: int
-    stats_dim: int  # per-node statistics (degree by edge type, recency)
+    stats_dim: int  # per-node statistics (degree by edge type, recency, attributes)
     content_dim: int  # world-knowledge vector width (0: no content)
     rw_steps: int = 8
     max_distance: int = 4  # spd values 0..max_distance, and max_distance + 1 = far

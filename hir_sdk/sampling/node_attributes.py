@@ -13,11 +13,17 @@ and each column becomes two statistics of its node: `level - 1/2` (0 when the no
 value) and a 1/0 flag saying whether it has one. A binary column gets its two mid-ranks
 (a 70/30 split: 0.35 and 0.85), a constant column a constant.
 
-No leak: the quantiles come only from nodes created before the scale's `as_of` (or with
-no creation time), and the run saves them (`attributes.npz`), so refreshes warm-started
-from it, the embedder and export read every later node through the same scale. A node's
-attributes are static properties of it, stated once in `nodes.parquet`; a column whose
-value changes over time belongs in the edges.
+Which nodes shape the scale: those created before the scale's `as_of`, and of those
+with no creation time, those with an edge before it (a log that leaves creation times out
+would otherwise rank a user among users who arrive later). The run fits the scale at the
+end of its training window, the window its weights read, and saves it
+(`attributes.npz`), so refreshes warm-started from it, the embedder and export read every
+later node through the same scale. A node's attributes are static properties of it,
+stated once in `nodes.parquet`; a column whose value changes over time belongs in the
+edges.
+
+A run reads the columns it was trained on: a dataset without one of them does not fit
+the run and is refused (`AttributeScale.rows`).
 """
 
 from __future__ import annotations
@@ -28,11 +34,12 @@ from pathlib import Path
 
 import numpy as np
 
+from hir_sdk.errors import InputError
 from hir_sdk.graph.temporal_graph import UNKNOWN_TIME, TemporalGraph
 from hir_sdk.io.atomic import atomic_write_bytes
 
 ATTRIBUTES_FILE = "attributes.npz"
-KNOTS = 129  # quantiles kept per column: a 1/128 step of level at most between knots
+KNOTS = 129  # quantiles kept per column (fewer where values tie)
 
 
 @dataclass(frozen=True)
@@ -52,12 +59,20 @@ class AttributeScale:
         return 2 * len(self.columns)
 
     def rows(self, graph: TemporalGraph) -> np.ndarray:
-        """(num_nodes, dim) float32 statistics of `graph`'s nodes. A column the graph
-        lacks counts as no value."""
+        """(num_nodes, dim) float32 statistics of `graph`'s nodes; an `InputError` when
+        the graph lacks one of the scale's columns (its columns beyond them are not
+        read)."""
+        missing = [c for c in self.columns if c not in graph.attribute_names]
+        if missing:
+            raise InputError(
+                f"this dataset does not fit the run: its nodes table lacks the numeric "
+                f"columns {missing} that the encoder was trained on (it read "
+                f"{list(self.columns)}); use the dataset the run was trained on, or train "
+                "a run on this one",
+                column=missing[0],
+            )
         out = np.zeros((graph.num_nodes, self.dim), dtype=np.float32)
         for i, column in enumerate(self.columns):
-            if column not in graph.attribute_names:
-                continue
             values = graph.attributes[:, graph.attribute_names.index(column)]
             has = ~np.isnan(values)
             n = int(self.lengths[i])
@@ -90,14 +105,24 @@ class AttributeScale:
             )
 
 
+def known_nodes(graph: TemporalGraph, as_of: int) -> np.ndarray:
+    """(N,) bool: created before `as_of`, or, with no creation time, on an edge before it."""
+    unknown = graph.created_ts == UNKNOWN_TIME
+    seen = np.zeros(graph.num_nodes, dtype=bool)
+    k = graph.edges_before(as_of)
+    seen[graph.src[:k]] = True
+    seen[graph.dst[:k]] = True
+    return np.where(unknown, seen, graph.created_ts < as_of)
+
+
 def fit_attribute_scale(graph: TemporalGraph, as_of: int) -> AttributeScale | None:
-    """The scale of `graph`'s numeric node columns, from the nodes created before `as_of`
-    (or with no creation time); None when it has no such column. A column with no value
-    among those nodes is kept, and reads as "no value" everywhere."""
+    """The scale of `graph`'s numeric node columns, from the nodes known at `as_of`
+    (`known_nodes`); None when it has no such column. A column with no value among those
+    nodes is kept, and reads as "no value" everywhere."""
     columns = graph.attribute_names
     if not columns:
         return None
-    known = (graph.created_ts == UNKNOWN_TIME) | (graph.created_ts < as_of)
+    known = known_nodes(graph, as_of)
     knots = np.zeros((len(columns), KNOTS))
     levels = np.zeros((len(columns), KNOTS))
     lengths = np.ones(len(columns), dtype=np.int64)

@@ -116,7 +116,7 @@ class NodeFeaturizer:
         self.graph = graph
         self.knowledge = knowledge
         self.audience = audience
-        self.attributes = attributes  # (N, A) float32 (sampling.node_attributes) or None
+        self.attributes = attributes  # (N, 2A) float32 (AttributeScale.rows) or None
         self.dhe_codes = dhe_codes
         self.min_degree = min_degree
         self.num_edge_types = len(graph.edge_types)

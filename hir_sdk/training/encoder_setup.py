@@ -51,9 +51,9 @@ def make_featurizer(
     then on (`AudienceRows.gather`). With an `attributes` scale, the nodes' numeric
     attributes join their statistics (`sampling.node_attributes`).
 
-    `like`: a featurizer of the same graph whose time-independent indexes to share (only
-    the knowledge and audience rows are rebuilt); `encoder`: the content encoder to use,
-    so that its loaded vector cache is read once across calls."""
+    `like`: a featurizer of the same graph whose time-independent indexes and attribute
+    rows to share (only the knowledge and audience rows are rebuilt); `encoder`: the
+    content encoder to use, so that its loaded vector cache is read once across calls."""
     knowledge = None
     as_of = graph.manifest.time.validation_start if knowledge_as_of is None else knowledge_as_of
     if config.use_content:
@@ -69,7 +69,10 @@ def make_featurizer(
     if audience is not None:
         rows_as_of = as_of if audience_as_of is None else audience_as_of
         featurizer.audience = audience.rows(graph, rows_as_of, featurizer.node_hashes)
-    featurizer.attributes = None if attributes is None else attributes.rows(graph)
+    if attributes is None:
+        featurizer.attributes = None
+    elif like is None or like.graph is not graph or like.attributes is None:
+        featurizer.attributes = attributes.rows(graph)  # else the copy keeps like's
     return featurizer
 
 
@@ -94,7 +97,7 @@ def training_inputs(dataset: Dataset, graph: TemporalGraph, config: TrainConfig)
     A warm start reads what its init run read, so that the weights it starts from fit:
     that run's basis, or none where it had none, whatever `audience.dim` says (the
     settings then say 0, or the basis's rank where they said 0); and that run's attribute
-    scale, or none (`use_attributes` then says false)."""
+    scale, or none. `use_attributes` then says whether the run read attributes."""
     featurizer = make_featurizer(dataset, graph, config)
     knowledge = featurizer.knowledge
     agreement = (
@@ -108,7 +111,6 @@ def training_inputs(dataset: Dataset, graph: TemporalGraph, config: TrainConfig)
         dim = 0 if basis is None else config.audience.dim or basis.dim
         config = dataclasses.replace(config, audience=dataclasses.replace(config.audience, dim=dim))
         scale = run_attributes(Path(config.init_from))
-        config = dataclasses.replace(config, use_attributes=scale is not None)
     else:
         basis = scale = None
         if config.audience.dim:
@@ -122,6 +124,8 @@ def training_inputs(dataset: Dataset, graph: TemporalGraph, config: TrainConfig)
             )
         if config.use_attributes:
             scale = fit_attribute_scale(graph, graph.manifest.time.validation_start)
+    # the settings say what the run read: false without numeric node columns
+    config = dataclasses.replace(config, use_attributes=scale is not None)
     if basis is not None:
         featurizer.audience = basis.rows(
             graph, audience_rows_at(graph, config), featurizer.node_hashes

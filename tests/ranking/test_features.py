@@ -58,7 +58,7 @@ def test_the_exposure_itself_is_not_counted(setup):
     assert later["ad_imps"][0] >= now["ad_imps"][0] + 1
 
 
-def test_features_are_finite_except_missing_recency(setup):
+def test_features_are_finite_except_missing_recency_and_attributes(setup):
     _, examples, full = setup
     assert full.height == examples.height
     recency = [c for c in full.columns if "days_since" in c or c == "ad_age_days"]
@@ -70,13 +70,10 @@ def test_features_are_finite_except_missing_recency(setup):
 
 def test_node_attributes_join_as_they_are(setup):
     """The world's ads have a `bid` and its products a `price`: an example reads its ad's
-    bid as written in nodes.parquet, and NaN where its user or ad has no such column."""
+    bid as written in nodes.parquet; no column for what users and ads never have."""
     dataset, examples, full = setup
-    attributes = [c for c in full.columns if "_attr_" in c]
-    assert attributes == ["user_attr_price", "ad_attr_price", "user_attr_bid", "ad_attr_bid"]
+    assert [c for c in full.columns if "_attr_" in c] == ["ad_attr_bid"]
     nodes = dataset.nodes.select("index", "bid")
     bids = examples.select(pl.col("ad").alias("index")).join(nodes, on="index", how="left")
     np.testing.assert_array_equal(full["ad_attr_bid"].to_numpy(), bids["bid"].to_numpy())
     assert np.isfinite(full["ad_attr_bid"].to_numpy()).all()
-    for column in ("user_attr_price", "ad_attr_price", "user_attr_bid"):
-        assert np.isnan(full[column].to_numpy()).all()

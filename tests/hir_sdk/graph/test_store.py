@@ -149,6 +149,15 @@ CORRUPT = {
         _edit_meta(lambda m: m | {"attribute_names": "bid"}),
         "'attribute_names' is not a list",
     ),
+    "attribute_names repeated": (
+        _edit_meta(lambda m: m | {"attribute_names": ["bid", "bid"]}),
+        "not a list of distinct names",
+    ),
+    # a graph saved before the attributes (format 1) would load as having none
+    "attribute_names missing": (
+        _edit_meta(lambda m: {k: v for k, v in m.items() if k != "attribute_names"}),
+        "'attribute_names' is not a list",
+    ),
     "attributes one row short": (
         _edit_array("attributes", lambda a: a[:-1]),
         "attributes must be a (5, 1) float64 array",

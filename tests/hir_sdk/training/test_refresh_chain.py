@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from hir_sdk.sampling.audience import AUDIENCE_FILE, AudienceBasis
+from hir_sdk.sampling.node_attributes import ATTRIBUTES_FILE, AttributeScale
 from hir_sdk.training.as_of import training_midpoint
 from hir_sdk.training.checkpoint import load_checkpoint
 from hir_sdk.training.config import load_config
@@ -54,6 +55,12 @@ def test_train_refreshed_chains_warm_started_refresh_runs(tiny_world, tiny_graph
     for basis in later:
         assert basis.as_of == first.as_of
         np.testing.assert_array_equal(basis.source_vectors, first.source_vectors)
+    # ... and its attribute scale
+    first, *later = [AttributeScale.load(run / ATTRIBUTES_FILE) for run in runs]
+    assert first.as_of == ends["run"] and first.columns == ("price", "bid")
+    for scale in later:
+        assert scale.as_of == first.as_of
+        np.testing.assert_array_equal(scale.knots, first.knots)
 
 
 def test_train_refreshed_from_scratch_and_single_runs(tiny_world, tiny_graph, tmp_path):

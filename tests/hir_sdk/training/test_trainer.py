@@ -396,3 +396,13 @@ def test_numeric_node_attributes_are_statistics_saved_with_the_run(tiny_world, f
     warm = replace(CONFIG, init_from=str(tmp_path / "off"), train_until="test_start", select="last")
     trainer = Trainer(tiny_world, tmp_path / "warm", warm)
     assert trainer.inputs.attributes is None and not trainer.config.use_attributes
+    # a dataset without a column the run read does not fit it
+    import shutil
+
+    import polars as pl
+
+    shutil.copytree(tiny_world, tmp_path / "no_bid")
+    nodes = pl.read_parquet(tiny_world / "nodes.parquet").drop("bid")
+    nodes.write_parquet(tmp_path / "no_bid" / "nodes.parquet")
+    with pytest.raises(InputError, match=r"lacks the numeric columns \['bid'\]"):
+        Embedder(full_run, tmp_path / "no_bid", as_of="test_start")
