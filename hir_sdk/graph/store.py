@@ -190,8 +190,7 @@ def load_graph(path: str | Path, *, mmap: bool = True) -> TemporalGraph:
     ):
         raise InputError(
             "graph metadata's 'attribute_names' is not a list of distinct names "
-            "(hand-edited?); "
-            "rebuild the graph",
+            "(hand-edited?); rebuild the graph",
             file=path / META_FILE,
         )
     graph = TemporalGraph(
