@@ -81,14 +81,6 @@ def owner_first_exposure(graph: TemporalGraph, owners: OwnersAsOf) -> np.ndarray
     return _first_by(owner[known], ts[known], graph.num_nodes)
 
 
-def events_before(graph: TemporalGraph, cutoff: int) -> np.ndarray:
-    """(N,) number of edges incident to each node with `ts < cutoff`."""
-    k = graph.edges_before(cutoff)
-    return np.bincount(graph.src[:k], minlength=graph.num_nodes) + np.bincount(
-        graph.dst[:k], minlength=graph.num_nodes
-    )
-
-
 def truth_super_interest(
     graph: TemporalGraph, truth: Path, ads: np.ndarray
 ) -> tuple[np.ndarray, list[str]] | None:
@@ -177,7 +169,7 @@ def test_slices(
         owner_first = np.where(owned, first[np.maximum(owner, 0)], _LATE)
         slices[COLD_OWNERS] = owned & (owner_first >= cutoff)
         slices[new_owners_name(new_days)] = owned & (owner_first > recent)
-    slices[sparse_name(min_events)] = events_before(graph, cutoff)[user] < min_events
+    slices[sparse_name(min_events)] = graph.at(cutoff).degree()[user] < min_events
     planted = truth_super_interest(graph, truth, ad) if truth is not None else None
     if planted is not None:
         codes, names = planted

@@ -77,12 +77,10 @@ def _attribute_columns(graph: TemporalGraph) -> list[tuple[str, str, int]]:
     node of the exposures' source (user) or destination (ad) types has a value of."""
     exposures = graph.manifest.edge_types_with_role("exposure")
     sides = {"user": {s.src for s in exposures}, "ad": {s.dst for s in exposures}}
+    kind = graph.node_type_of(np.arange(graph.num_nodes))
     out = []
     for side, types in sides.items():
-        rows = np.zeros(graph.num_nodes, dtype=bool)
-        for name in types:
-            code = graph.type_code(name)
-            rows[graph.type_offsets[code] : graph.type_offsets[code + 1]] = True
+        rows = np.isin(kind, [graph.type_code(name) for name in types])
         for i, column in enumerate(graph.attribute_names):
             if not np.isnan(graph.attributes[rows, i]).all():
                 out.append((f"{side}_attr_{column}", side, i))

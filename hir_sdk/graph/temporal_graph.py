@@ -293,6 +293,11 @@ class GraphView:
         """(N,) bool: nodes created before the cutoff (or with no creation time)."""
         return self.graph.created_ts < self.cutoff
 
+    def degree(self) -> np.ndarray:
+        """(N,) int64: edges incident to each node (either direction) before the cutoff."""
+        n = self.graph.num_nodes
+        return np.bincount(self.src, minlength=n) + np.bincount(self.dst, minlength=n)
+
     def neighbors(
         self,
         node: int,

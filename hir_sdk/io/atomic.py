@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import io
 import os
 import secrets
 import shutil
@@ -26,6 +27,8 @@ import socket
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+
+import numpy as np
 
 from hir_sdk.io.output_folder import Inputs, check_free, marker_kind, write_marker
 
@@ -186,6 +189,13 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def atomic_write_npz(path: str | Path, **arrays: np.ndarray) -> None:
+    """Write `arrays` to `path` as an uncompressed .npz (no pickle on reading), atomically."""
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    atomic_write_bytes(path, buffer.getvalue())
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import os
 import warnings
 import zipfile
@@ -25,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hir_sdk.io.atomic import atomic_write_bytes, atomic_write_text
+from hir_sdk.io.atomic import atomic_write_npz, atomic_write_text
 
 KEY_BYTES = 32  # sha256 digest
 SHARD_GLOB = "shard-*.npz"
@@ -88,12 +87,10 @@ class VectorCache:
         self._remember(key_array, vectors)
         if self.folder is None:
             return
-        buffer = io.BytesIO()
-        np.savez(buffer, keys=key_array, vectors=vectors)
         if not (self.folder / MODEL_FILE).exists():
             atomic_write_text(self.folder / MODEL_FILE, self.model_id + "\n")
         shard = self.folder / f"shard-{_digest(key_array, vectors)}.npz"
-        atomic_write_bytes(shard, buffer.getvalue())
+        atomic_write_npz(shard, keys=key_array, vectors=vectors)
 
     # ---- internals -------------------------------------------------------------------
     def _remember(self, keys: np.ndarray, vectors: np.ndarray) -> None:

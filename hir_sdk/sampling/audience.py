@@ -28,7 +28,6 @@ refreshes warm-started from it, embedding and export all read one basis.
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,7 +36,7 @@ import torch
 
 from hir_sdk.graph.event_index import pair_keys, split_pair_keys
 from hir_sdk.graph.temporal_graph import TemporalGraph
-from hir_sdk.io.atomic import atomic_write_bytes
+from hir_sdk.io.atomic import atomic_write_npz
 from hir_sdk.sampling.node_features import stable_node_hashes
 
 AUDIENCE_FILE = "audience.npz"
@@ -112,9 +111,8 @@ class AudienceBasis:
         return int(self.destination_vectors.shape[1])
 
     def save(self, path: str | Path) -> None:
-        buffer = io.BytesIO()
-        np.savez(
-            buffer,
+        atomic_write_npz(
+            path,
             as_of=np.int64(self.as_of),
             roles=np.array(self.roles),
             destination_keys=self.destination_keys,
@@ -122,7 +120,6 @@ class AudienceBasis:
             source_keys=self.source_keys,
             source_vectors=self.source_vectors,
         )
-        atomic_write_bytes(path, buffer.getvalue())
 
     @classmethod
     def load(cls, path: str | Path) -> AudienceBasis:

@@ -28,7 +28,6 @@ the run and is refused (`AttributeScale.rows`).
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,7 +35,7 @@ import numpy as np
 
 from hir_sdk.errors import InputError
 from hir_sdk.graph.temporal_graph import UNKNOWN_TIME, TemporalGraph
-from hir_sdk.io.atomic import atomic_write_bytes
+from hir_sdk.io.atomic import atomic_write_npz
 
 ATTRIBUTES_FILE = "attributes.npz"
 KNOTS = 129  # quantiles kept per column (fewer where values tie)
@@ -82,16 +81,14 @@ class AttributeScale:
         return out
 
     def save(self, path: str | Path) -> None:
-        buffer = io.BytesIO()
-        np.savez(
-            buffer,
+        atomic_write_npz(
+            path,
             as_of=np.int64(self.as_of),
             columns=np.array(self.columns, dtype=str),
             knots=self.knots,
             levels=self.levels,
             lengths=self.lengths,
         )
-        atomic_write_bytes(path, buffer.getvalue())
 
     @classmethod
     def load(cls, path: str | Path) -> AttributeScale:
@@ -107,12 +104,8 @@ class AttributeScale:
 
 def known_nodes(graph: TemporalGraph, as_of: int) -> np.ndarray:
     """(N,) bool: created before `as_of`, or, with no creation time, on an edge before it."""
-    unknown = graph.created_ts == UNKNOWN_TIME
-    seen = np.zeros(graph.num_nodes, dtype=bool)
-    k = graph.edges_before(as_of)
-    seen[graph.src[:k]] = True
-    seen[graph.dst[:k]] = True
-    return np.where(unknown, seen, graph.created_ts < as_of)
+    view = graph.at(as_of)
+    return np.where(graph.created_ts == UNKNOWN_TIME, view.degree() > 0, view.node_exists())
 
 
 def fit_attribute_scale(graph: TemporalGraph, as_of: int) -> AttributeScale | None:

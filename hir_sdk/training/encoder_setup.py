@@ -60,7 +60,8 @@ def make_featurizer(
         from hir_sdk.knowledge import ContentEncoder, build_knowledge
 
         knowledge = build_knowledge(dataset, graph, encoder or ContentEncoder(), as_of=as_of)
-    if like is not None and like.graph is graph:
+    shared = like is not None and like.graph is graph
+    if shared:
         featurizer = copy.copy(like)
         featurizer.knowledge = knowledge
     else:
@@ -71,7 +72,7 @@ def make_featurizer(
         featurizer.audience = audience.rows(graph, rows_as_of, featurizer.node_hashes)
     if attributes is None:
         featurizer.attributes = None
-    elif like is None or like.graph is not graph or like.attributes is None:
+    elif not shared or like.attributes is None:
         featurizer.attributes = attributes.rows(graph)  # else the copy keeps like's
     return featurizer
 

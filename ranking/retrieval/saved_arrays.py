@@ -4,21 +4,18 @@ format name and version, written atomically, read without pickle, and every prob
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 
 from hir_sdk.errors import InputError
-from hir_sdk.io import atomic_write_bytes
+from hir_sdk.io import atomic_write_npz
 
 
 def write_arrays(path: str | Path, tag: str, version: int, arrays: dict[str, np.ndarray]) -> None:
     """Write `arrays` and the format tag / version to `path` (.npz): temp file, rename."""
-    buffer = io.BytesIO()
-    np.savez(buffer, format=np.array(tag), format_version=np.array(version), **arrays)
-    atomic_write_bytes(path, buffer.getvalue())
+    atomic_write_npz(path, format=np.array(tag), format_version=np.array(version), **arrays)
 
 
 def read_arrays(
