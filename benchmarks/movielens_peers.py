@@ -28,10 +28,10 @@ their own packages, on the same time split, the same candidates and the same met
   window and refit (`peers/recbole_models.py`); and the popularity list;
 - the engagement prior (`hir_sdk.ranking.retrieval.engagement_prior`): HIR's exact k-NN
   and each `implicit` peer also ranked by its score plus a weight times the prior, the
-  weight chosen on the validation window by the same rule (HIR from its snapshot as of
-  the validation start, so `--hir-run` takes every refresh run; the peers refit on the
-  ratings before it; `hir_sdk.evaluation.prior_choice`); the popularity list also by the
-  prior alone (time-decayed);
+  weight and the prior's half-life scale chosen on the validation window by the same rule
+  (HIR from its snapshot as of the validation start, so `--hir-run` takes every refresh
+  run; the peers refit on the ratings before it; `hir_sdk.evaluation.prior_choice`); the
+  popularity list also by the prior alone (time-decayed, its scale chosen the same way);
 - recall@K and NDCG@K averaged over query users (`hir_sdk.evaluation.metrics`).
 """
 
@@ -54,10 +54,12 @@ from publish import publish
 
 from hir_sdk.datasets import movielens_100k
 from hir_sdk.errors import InputError
+from hir_sdk.evaluation.conversion_retrieval import K_VALUES as CHOICE_K
 from hir_sdk.evaluation.conversion_retrieval import RankedLists, ranked_lists
 from hir_sdk.evaluation.examples import build_examples
 from hir_sdk.evaluation.metrics import ndcg_at_k, recall_at_k
 from hir_sdk.evaluation.prior_choice import (
+    PRIOR_HALF_LIFE_SCALES,
     PRIOR_WEIGHTS,
     PriorChoice,
     choose_blend_weight,
@@ -139,7 +141,11 @@ def hir_lists(
         timings["HIR encoder training"] = time.perf_counter() - started
     hir = build_hir_lookup(runs, data, graph, seed=args.seed)
     choice = prior_from_snapshots(
-        graph, hir.full_snapshots, exclude_seen=True, weights=BLEND_WEIGHTS
+        graph,
+        hir.full_snapshots,
+        exclude_seen=True,
+        weights=BLEND_WEIGHTS,
+        half_life_scales=args.prior_scales,
     )
     if choice is None:
         raise InputError(
@@ -154,6 +160,7 @@ def hir_lists(
         exclude_seen=True,
         prior_weight=choice.weight,
         cold_prior_weight=choice.weight_without_history,
+        prior_half_life_scale=choice.half_life_scale,
     )
     lists = {f"HIR {name}": ids for name, ids in ranked.lists.items() if "popularity" not in name}
     started = time.perf_counter()
@@ -165,22 +172,57 @@ def hir_lists(
 
 
 def implicit_with_prior(
-    graph, queries: RankedLists, scores: dict, *, seed: int, choices: dict
+    graph,
+    queries: RankedLists,
+    scores: dict,
+    *,
+    seed: int,
+    choices: dict,
+    scales: tuple[float, ...] = PRIOR_HALF_LIFE_SCALES,
 ) -> dict[str, np.ndarray]:
-    """Each implicit peer's test scores plus the engagement prior, its weight chosen as
-    HIR's is: the peer refit on the ratings before the validation start, its validation
-    lists ranked with each weight, the best kept (`choose_blend_weight`)."""
+    """Each implicit peer's test scores plus the engagement prior, its weight and decay
+    chosen as HIR's are: the peer refit on the ratings before the validation start, its
+    validation lists ranked with each weight and half-life scale, the best kept
+    (`blend_choice`)."""
     t = graph.manifest.time
     validation = query_lists(graph, "validation")
     early = implicit_scores(graph, validation, factors=64, seed=seed, cutoff=t.validation_start)
-    valid_prior = engagement_prior(graph, validation.ads, t.validation_start)
-    test_prior = engagement_prior(graph, queries.ads, t.test_start)
     out = {}
     for name, s in scores.items():
-        choice = choose_blend_weight(validation, early[name], valid_prior, weights=BLEND_WEIGHTS)
+        choice = blend_choice(graph, validation, early[name], BLEND_WEIGHTS, scales)
         choices[name] = choice
+        test_prior = engagement_prior(graph, queries.ads, t.test_start, choice.half_life_scale)
         out[f"{name} + engagement prior"] = s + choice.weight * test_prior[None, :]
     return out
+
+
+def blend_choice(
+    graph,
+    validation: RankedLists,
+    scores: np.ndarray,
+    weights: tuple[float, ...],
+    scales: tuple[float, ...] = PRIOR_HALF_LIFE_SCALES,
+) -> PriorChoice:
+    """`choose_blend_weight` at each of the prior's half-life `scales`, and the scale
+    whose lists at its chosen weight recall the most of the validation window's pairs,
+    all users counted (ties: the earlier scale), as `choose_prior_weight` chooses
+    HIR's."""
+    start = graph.manifest.time.validation_start
+    truth_user = np.searchsorted(validation.users, validation.truth["user"].to_numpy())
+    ad = validation.truth["ad"].to_numpy()[:, None]
+    best: PriorChoice | None = None
+    by_scale: dict[float, float] = {}
+    for scale in scales:
+        prior = engagement_prior(graph, validation.ads, start, scale)
+        choice = choose_blend_weight(validation, scores, prior, weights=weights)
+        top = validation.rank(scores + choice.weight * prior[None, :], max(CHOICE_K))
+        by_scale[scale] = float(
+            np.mean([(top[truth_user, :k] == ad).any(axis=1).mean() for k in CHOICE_K])
+        )
+        if best is None or by_scale[scale] > by_scale[best.half_life_scale]:
+            best = dataclasses.replace(choice, half_life_scale=scale)
+    assert best is not None
+    return dataclasses.replace(best, scale_scores=by_scale)
 
 
 def log(line: str) -> None:
@@ -262,6 +304,13 @@ def main() -> int:
     parser.add_argument(
         "--data", type=Path, help="a dataset folder in the input format (default: MovieLens-100K)"
     )
+    parser.add_argument(
+        "--prior-scales",
+        type=lambda text: tuple(float(x) for x in text.split(",")),
+        default=PRIOR_HALF_LIFE_SCALES,
+        help="the prior's half-life scales to choose from (default: the SDK's; 1: the "
+        "manifest's half-lives only)",
+    )
     parser.add_argument("--record")
     args = parser.parse_args()
     recbole = [m for m in args.recbole.split(",") if m]
@@ -291,7 +340,9 @@ def main() -> int:
                 raise RuntimeError("HIR's query users, candidates or truth differ from the peers'")
         started = time.perf_counter()
         scores = implicit_scores(graph, queries, factors=64, seed=args.seed)
-        blended = implicit_with_prior(graph, queries, scores, seed=args.seed, choices=choices)
+        blended = implicit_with_prior(
+            graph, queries, scores, seed=args.seed, choices=choices, scales=args.prior_scales
+        )
         timings["implicit ALS + BPR (with the prior's choice)"] = time.perf_counter() - started
         for name in recbole:
             fit = recbole_fit(
@@ -316,7 +367,18 @@ def main() -> int:
     lists |= {name: queries.rank(s, top) for name, s in scores.items()}
     lists |= {name: queries.rank(s, top) for name, s in blended.items()}
     lists["popularity (ratings before test)"] = queries.rank(popularity_scores(graph, queries), top)
-    prior = engagement_prior(graph, queries.ads, graph.manifest.time.test_start)
+    validation = query_lists(graph, "validation")
+    alone = blend_choice(
+        graph,
+        validation,
+        np.zeros((len(validation.users), len(validation.ads))),
+        (1.0,),
+        args.prior_scales,
+    )
+    choices["the prior alone"] = alone
+    prior = engagement_prior(
+        graph, queries.ads, graph.manifest.time.test_start, alone.half_life_scale
+    )
     lists["popularity, time-decayed (the prior alone)"] = queries.rank(
         np.tile(prior, (len(queries.users), 1)), top
     )
@@ -334,6 +396,8 @@ def main() -> int:
         flags += f" --max-epochs {args.max_epochs}"
     if args.data is not None:
         flags += f" --data {args.data.name}"
+    if args.prior_scales != PRIOR_HALF_LIFE_SCALES:
+        flags += " --prior-scales " + ",".join(f"{x:g}" for x in args.prior_scales)
     lines = [
         f"### {name}, HIR retrieval vs peers ({hir_part}, seed {args.seed})",
         "",
@@ -355,7 +419,10 @@ def main() -> int:
             "RecBole epochs chosen on the validation window: "
             + ", ".join(f"{name} {e}" for name, e in epochs.items()),
         ]
-    lines += ["", "The engagement prior's weight of each model, chosen on the validation window:"]
+    lines += [
+        "",
+        "The engagement prior's weight and decay of each model, chosen on the validation window:",
+    ]
     lines += [f"- {name}: {choice.render()}" for name, choice in choices.items()]
     lines += ["", ", ".join(f"{name}: {s:.0f} s" for name, s in timings.items())]
     publish(lines, args.record)

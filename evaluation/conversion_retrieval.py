@@ -12,11 +12,13 @@ exact     exact inner-product k-NN of the user's embedding over the ads
 prior     with `prior_weight` > 0: exact k-NN of the embedding score plus that weight times
           each ad's engagement prior (`hir_sdk.ranking.retrieval.engagement_prior`: the
           log of its time-decayed engagement before the window); the BoM rows re-score by
-          the same blend. `cold_prior_weight` is the weight for users without a history
+          the same blend; `prior_half_life_scale` stretches the prior's half-lives (infinity:
+          plain counts). `cold_prior_weight` is the weight for users without a history
           (default the same): their embedding holds none of their engagement, only what
           the encoder makes of their attributes, which a log may not have
 popular   the ads most engaged with (any edge into them) before the test start, one list
-trending  the same ranked by the engagement prior alone (the time-decayed engagement)
+trending  the same ranked by the engagement prior alone (the time-decayed engagement, at
+          `prior_half_life_scale`)
 fallback  without the prior, where some users have no history (no edge of their own
           before the test start): exact k-NN for users with one, the popular list for
           those without (their embedding holds none of their engagement yet, only what the
@@ -76,6 +78,7 @@ class ConversionRecall:
     window: str = "test"
     prior_weight: float = 0.0
     cold_prior_weight: float | None = None  # users without a history; None: prior_weight
+    prior_half_life_scale: float = 1.0  # the prior's half-lives times this (inf: no decay)
 
     def render(self) -> list[str]:
         """A Markdown table, one row per method; where some pairs are by users without a
@@ -100,9 +103,19 @@ class ConversionRecall:
             weights = f"{self.prior_weight:g}"
             if cold != self.prior_weight:
                 weights += f" ({cold:g} for users without a history)"
+            decay = (
+                "engagement into the ad, undecayed"
+                if np.isinf(self.prior_half_life_scale)
+                else "time-decayed engagement into the ad"
+                + (
+                    f", half-lives x {self.prior_half_life_scale:g}"
+                    if self.prior_half_life_scale != 1
+                    else ""
+                )
+            )
             lines.append(
                 f"The engagement prior's weight is {weights}: score = embedding "
-                "inner product + weight x log(1 + time-decayed engagement into the ad)."
+                f"inner product + weight x log(1 + {decay})."
             )
         lines += [
             "",
@@ -165,6 +178,7 @@ def ranked_lists(
     window: str = "test",
     prior_weight: float = 0.0,
     cold_prior_weight: float | None = None,
+    prior_half_life_scale: float = 1.0,
     index: bool = True,
 ) -> RankedLists:
     """The top `top` ads of each method (see the module) for each user who converts in
@@ -189,7 +203,7 @@ def ranked_lists(
         raise InputError(f"no conversions in the {window} window by users of the snapshot")
     queries = row_of[users]
     z = snapshot.embeddings()
-    prior = engagement_prior(graph, ad_nodes, cutoff)
+    prior = engagement_prior(graph, ad_nodes, cutoff, prior_half_life_scale)
     seen = _seen_pairs(graph, users, ad_nodes, cutoff) if exclude_seen else np.zeros(0, np.int64)
     seen_users = split_pair_keys(seen, graph.num_nodes)[0]
     most_seen = int(np.unique(seen_users, return_counts=True)[1].max(initial=0))
@@ -318,6 +332,7 @@ def conversion_recall(
     window: str = "test",
     prior_weight: float = 0.0,
     cold_prior_weight: float | None = None,
+    prior_half_life_scale: float = 1.0,
     index: bool = True,
 ) -> ConversionRecall:
     """recall@K of each method (see the module) for `window`'s conversions: the share of
@@ -331,6 +346,7 @@ def conversion_recall(
         window=window,
         prior_weight=prior_weight,
         cold_prior_weight=cold_prior_weight,
+        prior_half_life_scale=prior_half_life_scale,
         index=index,
     )
     position = np.searchsorted(ranked.users, ranked.truth["user"].to_numpy())
@@ -360,6 +376,7 @@ def conversion_recall(
         window,
         prior_weight,
         cold_prior_weight,
+        prior_half_life_scale,
     )
 
 

@@ -12,14 +12,21 @@ way on their own pairs but never below the first: their embedding holds none of 
 engagement, only what the encoder makes of their attributes, so it may count as much as
 a user with a history's at most. Where a log gives users no attributes that vector is
 noise the prior must outweigh; attributes that say something (age, occupation) keep it
-a share. Nothing of the test window is read.
-`choose_blend_weight` does the same for a model that has no snapshot (a peer's (users,
-ads) score matrix), so a comparison can give every model the prior.
+a share. The prior's decay is chosen with them: for each scale of the edge types'
+half-lives (`PRIOR_HALF_LIFE_SCALES`, infinity for plain counts) the weights are chosen
+as above, and the scale whose lists, at its two weights, recall the most of the window's
+conversions over all its pairs is kept (ties: the earlier scale, the graph's own half-lives
+first). A log of months and one of decades need different notions of "popular now", and
+the manifest's half-lives describe how fast a user's interest fades, not how long an item
+stays popular. Nothing of the test window is read.
+`choose_blend_weight` chooses the weight for a model that has no snapshot (a peer's (users,
+ads) score matrix) and one prior, so a comparison can give every model the prior.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,6 +44,8 @@ from hir_sdk.interests import EntityEmbeddings
 from hir_sdk.ranking.hir_lookup import read_until
 
 PRIOR_WEIGHTS = (0.0, 0.0625, 0.125, 0.25, 0.5, 1.0, 2.0, 4.0)
+# the prior's half-lives times these (the graph's own first: it wins ties)
+PRIOR_HALF_LIFE_SCALES = (1.0, 0.25, 4.0, 16.0, math.inf)
 
 
 @dataclass(frozen=True)
@@ -51,6 +60,10 @@ class PriorChoice:
     # window has no such pair, or the scores are already over all users)
     cold_weight: float | None = None
     cold_scores: dict[float, float] = field(default_factory=dict)
+    # the prior's half-lives times this (inf: no decay), and each scale tried: the mean
+    # recall over K of all the window's pairs at that scale's chosen weights
+    half_life_scale: float = 1.0
+    scale_scores: dict[float, float] = field(default_factory=dict)
 
     @property
     def weight_without_history(self) -> float:
@@ -69,6 +82,12 @@ class PriorChoice:
                 f"; {self.cold_weight:g} for users without a history (at least the above; "
                 f"by weight: {tried})"
             )
+        if self.scale_scores:
+            tried = ", ".join(f"{s:g}: {v:.3f}" for s, v in self.scale_scores.items())
+            text += (
+                f"; the prior's half-lives x {self.half_life_scale:g} (mean recall over K of "
+                f"all users at each scale's weights: {tried})"
+            )
         return text
 
 
@@ -78,21 +97,48 @@ def choose_prior_weight(
     *,
     exclude_seen: bool = False,
     weights: tuple[float, ...] = PRIOR_WEIGHTS,
+    half_life_scales: tuple[float, ...] = PRIOR_HALF_LIFE_SCALES,
     k_values: tuple[int, ...] = K_VALUES,
     window: str = "validation",
 ) -> PriorChoice:
-    """The weight of `weights` whose exact k-NN + prior lists recall the most of
-    `window`'s conversions (see the module); `snapshot` must be as of `window`'s start
-    or earlier, made by an encoder that read nothing of the window."""
+    """The prior's half-life scale of `half_life_scales` and weights of `weights` whose
+    exact k-NN + prior lists recall the most of `window`'s conversions (see the module);
+    `snapshot` must be as of `window`'s start or earlier, made by an encoder that read
+    nothing of the window."""
     start = graph.manifest.time.window(window)[0]
     if read_until(snapshot.meta) > start:
         raise InputError(
             f"the snapshot's encoder read data after the {window} start (or does not record "
             f"what it read): choosing on the {window} window needs one trained before it"
         )
+    if not half_life_scales:
+        raise ValueError("half_life_scales is empty: no decay to choose the prior's from")
+    best: PriorChoice | None = None
+    overall: dict[float, float] = {}
+    for scale in half_life_scales:
+        choice, overall[scale] = _choose_at_scale(
+            graph, snapshot, scale, exclude_seen, weights, k_values, window
+        )
+        if best is None or overall[scale] > overall[best.half_life_scale]:
+            best = choice
+    assert best is not None
+    return dataclasses.replace(best, scale_scores=overall)
+
+
+def _choose_at_scale(
+    graph: TemporalGraph,
+    snapshot: EntityEmbeddings,
+    scale: float,
+    exclude_seen: bool,
+    weights: tuple[float, ...],
+    k_values: tuple[int, ...],
+    window: str,
+) -> tuple[PriorChoice, float]:
+    """The weights chosen with the prior at half-life `scale`, and the mean recall over K
+    of all the window's pairs at them."""
     scores: dict[float, float] = {}
     cold: dict[float, float] = {}
-    with_history = True
+    with_history, warm_pairs, pairs = True, 0, 0
     for weight in sorted(weights):
         result = conversion_recall(
             graph,
@@ -101,20 +147,23 @@ def choose_prior_weight(
             exclude_seen=exclude_seen,
             window=window,
             prior_weight=weight,
+            prior_half_life_scale=scale,
             index=False,
         )
         with_history = result.pairs_with_history > 0
+        warm_pairs, pairs = result.pairs_with_history, result.pairs
         recall = result.with_history if with_history else result.recall
         method = EXACT_PRIOR if weight else EXACT
         scores[weight] = sum(recall[method]) / len(recall[method])
         if with_history and result.without_history:
             values = result.without_history[method]
             cold[weight] = sum(values) / len(values)
-    choice = _choice(scores, window, with_history)
+    choice = dataclasses.replace(_choice(scores, window, with_history), half_life_scale=scale)
     if not cold:
-        return choice
+        return choice, scores[choice.weight]
     cold_weight = max(choice.weight, _best(cold))
-    return dataclasses.replace(choice, cold_weight=cold_weight, cold_scores=cold)
+    mixed = (warm_pairs * scores[choice.weight] + (pairs - warm_pairs) * cold[cold_weight]) / pairs
+    return dataclasses.replace(choice, cold_weight=cold_weight, cold_scores=cold), mixed
 
 
 def prior_from_snapshots(
@@ -123,17 +172,24 @@ def prior_from_snapshots(
     *,
     exclude_seen: bool = False,
     weights: tuple[float, ...] = PRIOR_WEIGHTS,
+    half_life_scales: tuple[float, ...] = PRIOR_HALF_LIFE_SCALES,
 ) -> PriorChoice | None:
-    """`choose_prior_weight` over `weights` from the newest of `snapshots` (oldest first)
-    that is as of the validation start or earlier and whose encoder read nothing of the
-    validation window; None where there is none, or where the window has no conversion
-    to choose on (the lists then use the embedding alone)."""
+    """`choose_prior_weight` over `weights` and `half_life_scales` from the newest of
+    `snapshots` (oldest first) that is as of the validation start or earlier and whose
+    encoder read nothing of the validation window; None where there is none, or where the
+    window has no conversion to choose on (the lists then use the embedding alone)."""
     start = graph.manifest.time.validation_start
     usable = [s for s in snapshots if max(s.as_of, read_until(s.meta)) <= start]
     if not usable:
         return None
     try:
-        return choose_prior_weight(graph, usable[-1], exclude_seen=exclude_seen, weights=weights)
+        return choose_prior_weight(
+            graph,
+            usable[-1],
+            exclude_seen=exclude_seen,
+            weights=weights,
+            half_life_scales=half_life_scales,
+        )
     except InputError:  # no conversion in the validation window by the snapshot's users
         return None
 

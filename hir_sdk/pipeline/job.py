@@ -55,12 +55,18 @@ def _quiet(_: str) -> None:
 
 def retrieval_record(recall: ConversionRecall, prior: PriorChoice | None) -> str:
     """`OUT/retrieval.json`: the retrieval table's figures and the engagement prior's
-    weight with the validation scores it was chosen by (null without a choice), for
-    whoever serves the lists or compares runs."""
+    weight and half-life scale with the validation scores they were chosen by (null
+    without a choice), for whoever serves the lists or compares runs. A scale of null
+    is infinity: the prior counts engagement undecayed."""
     import dataclasses
     import json
+    import math
+
+    def scale(value: float) -> float | None:
+        return None if math.isinf(value) else value
 
     record = dataclasses.asdict(recall)
+    record["prior_half_life_scale"] = scale(recall.prior_half_life_scale)
     record["prior_choice"] = None
     if prior is not None:
         record["prior_choice"] = {
@@ -71,6 +77,11 @@ def retrieval_record(recall: ConversionRecall, prior: PriorChoice | None) -> str
             "weight_without_history": prior.weight_without_history,
             "scores_without_history": [
                 {"weight": w, "mean_recall": s} for w, s in prior.cold_scores.items()
+            ],
+            "half_life_scale": scale(prior.half_life_scale),
+            "scores_by_half_life_scale": [
+                {"half_life_scale": scale(h), "mean_recall_all_users": s}
+                for h, s in prior.scale_scores.items()
             ],
         }
     return json.dumps(record, indent=2) + "\n"
@@ -156,6 +167,7 @@ def run_job(
         exclude_seen=exclude_seen,
         prior_weight=weight,
         cold_prior_weight=prior.weight_without_history if prior else None,
+        prior_half_life_scale=prior.half_life_scale if prior else 1.0,
     )
     (out / RETRIEVAL_FILE).write_text(retrieval_record(recall, prior))
     progress(
@@ -163,7 +175,7 @@ def run_job(
         + (" (what a user had before is left out)" if exclude_seen else "")
         + (
             f"; engagement prior weight {weight:g} ({prior.weight_without_history:g} for users "
-            "without a history), chosen on validation"
+            f"without a history), half-lives x {prior.half_life_scale:g}, chosen on validation"
             if prior
             else ""
         )

@@ -9,7 +9,10 @@ is. The blended score of query q and item a is
     prior_a     = log(1 + sum of the time-decayed weights of the edges into a before the cutoff)
 
 with the graph's own decay (each edge type's half-life, `TemporalGraph.decay_weights`),
-so the prior reads nothing at or after the cutoff. The blend is again an inner product,
+so the prior reads nothing at or after the cutoff. `half_life_scale` stretches every
+half-life (infinity: no decay, plain engagement counts): how long "popular now" lasts
+depends on the log and on the window served, so the scale, like the weight, is chosen
+on a window before it. The blend is again an inner product,
 of `[q, weight]` with `[z_a, prior_a]` (`with_prior`): exact k-NN and the BoM index's
 re-scoring rank by it unchanged. `weight` is chosen on a window before the one it serves
 (`hir_sdk.evaluation.prior_choice`); 0 is the plain embedding score.
@@ -24,14 +27,25 @@ from hir_sdk.graph import TemporalGraph
 from hir_sdk.ranking.retrieval.input_checks import ArrayLike, as_embeddings
 
 
-def engagement_prior(graph: TemporalGraph, nodes: np.ndarray, cutoff: int) -> np.ndarray:
+def engagement_prior(
+    graph: TemporalGraph, nodes: np.ndarray, cutoff: int, half_life_scale: float = 1.0
+) -> np.ndarray:
     """(len(nodes),) float32 `log(1 + decayed weight of every edge into each node)`, the
-    edges those before `cutoff`, decayed to it."""
+    edges those before `cutoff`, decayed to it with each edge type's half-life times
+    `half_life_scale` (infinity: undecayed weights)."""
     nodes = np.asarray(nodes, dtype=np.int64)
     if nodes.size and (nodes.min() < 0 or nodes.max() >= graph.num_nodes):
         raise InputError(f"nodes must be graph node ids in [0, {graph.num_nodes})")
+    if not half_life_scale > 0:  # NaN too
+        raise InputError(f"half_life_scale must be > 0, got {half_life_scale!r}")
     edges = np.arange(graph.edges_before(cutoff))
-    weight = graph.decay_weights(edges, cutoff) if edges.size else np.zeros(0)
+    if np.isinf(half_life_scale):
+        weight = graph.weight[edges].astype(np.float64)
+    elif edges.size:
+        age = (cutoff - graph.ts[edges]) / half_life_scale
+        weight = graph.decayed(graph.weight[edges], age, graph.etype[edges])
+    else:
+        weight = np.zeros(0)
     into = np.bincount(graph.dst[edges], weights=weight, minlength=graph.num_nodes)
     return np.log1p(into[nodes]).astype(np.float32)
 

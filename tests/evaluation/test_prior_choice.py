@@ -20,6 +20,7 @@ from hir_sdk.evaluation.conversion_retrieval import (
     ranked_lists,
 )
 from hir_sdk.evaluation.prior_choice import (
+    PRIOR_HALF_LIFE_SCALES,
     PRIOR_WEIGHTS,
     choose_blend_weight,
     choose_prior_weight,
@@ -35,6 +36,24 @@ def _trained_before(snapshot, start):  # noqa: F811
     its checkpoint on validation, so it read further)."""
     meta = {**snapshot.meta, "as_of": start, "trained_until": start, "selected_until": None}
     return dataclasses.replace(snapshot, meta=meta)
+
+
+def _choice_before_validation(graph, snapshot):  # noqa: F811
+    """The snapshot as of the validation start, and the prior's choice on that window."""
+    early = _trained_before(snapshot, graph.manifest.time.validation_start)
+    return early, choose_prior_weight(graph, early, k_values=(5, 20))
+
+
+def _validation_recall(graph, early, weight, scale):  # noqa: F811
+    """The validation window's recall with the prior at `weight` and half-life `scale`."""
+    return conversion_recall(
+        graph,
+        early,
+        k_values=(5, 20),
+        window="validation",
+        prior_weight=weight,
+        prior_half_life_scale=scale,
+    )
 
 
 def test_the_blended_lists_rank_embedding_score_plus_weighted_prior(tiny_graph, snapshot):  # noqa: F811
@@ -73,20 +92,46 @@ def test_a_large_weight_ranks_by_the_prior_alone(tiny_graph, snapshot):  # noqa:
 
 
 def test_the_weight_is_the_best_on_the_validation_window(tiny_graph, snapshot):  # noqa: F811
-    start = tiny_graph.manifest.time.validation_start
-    early = _trained_before(snapshot, start)
-    choice = choose_prior_weight(tiny_graph, early, k_values=(5, 20))
+    early, choice = _choice_before_validation(tiny_graph, snapshot)
     assert list(choice.scores) == sorted(PRIOR_WEIGHTS) and choice.weight in PRIOR_WEIGHTS
     for weight, score in choice.scores.items():  # each score is that weight's recall
-        result = conversion_recall(
-            tiny_graph, early, k_values=(5, 20), window="validation", prior_weight=weight
-        )
+        result = _validation_recall(tiny_graph, early, weight, choice.half_life_scale)
         recall = result.with_history if choice.with_history else result.recall
         assert score == pytest.approx(np.mean(recall[EXACT_PRIOR if weight else EXACT]))
     best = max(choice.scores.values())
     assert choice.scores[choice.weight] == best
     assert all(w >= choice.weight for w, s in choice.scores.items() if s == best)
     assert "chosen on the validation window" in choice.render()
+
+
+def test_the_prior_decay_is_the_best_scale_on_the_validation_window(
+    tiny_graph,
+    snapshot,  # noqa: F811
+    half_without_history,
+):
+    early, choice = _choice_before_validation(tiny_graph, snapshot)
+    assert list(choice.scale_scores) == list(PRIOR_HALF_LIFE_SCALES)
+    best = max(choice.scale_scores.values())
+    assert choice.scale_scores[choice.half_life_scale] == best
+    first_best = next(h for h, s in choice.scale_scores.items() if s == best)
+    assert choice.half_life_scale == first_best  # ties: the earlier scale
+    # each scale's score: the recall over all pairs at that scale's own two weights
+    for scale, score in choice.scale_scores.items():
+        alone = choose_prior_weight(tiny_graph, early, k_values=(5, 20), half_life_scales=(scale,))
+        result = conversion_recall(
+            tiny_graph,
+            early,
+            k_values=(5, 20),
+            window="validation",
+            prior_weight=alone.weight,
+            cold_prior_weight=alone.weight_without_history,
+            prior_half_life_scale=scale,
+        )
+        method = EXACT_PRIOR if (alone.weight or alone.weight_without_history) else EXACT
+        assert score == pytest.approx(np.mean(result.recall[method]))
+        if scale == choice.half_life_scale:  # the chosen scale's weights are the choice's
+            assert (alone.weight, alone.scores) == (choice.weight, choice.scores)
+    assert "half-lives x" in choice.render()
 
 
 @pytest.fixture
@@ -105,14 +150,10 @@ def test_users_without_a_history_get_their_own_weight(
     snapshot,  # noqa: F811
     half_without_history,
 ):
-    start = tiny_graph.manifest.time.validation_start
-    early = _trained_before(snapshot, start)
-    choice = choose_prior_weight(tiny_graph, early, k_values=(5, 20))
+    early, choice = _choice_before_validation(tiny_graph, snapshot)
     assert choice.with_history and list(choice.cold_scores) == sorted(PRIOR_WEIGHTS)
     for weight, score in choice.cold_scores.items():  # each over the pairs without one
-        result = conversion_recall(
-            tiny_graph, early, k_values=(5, 20), window="validation", prior_weight=weight
-        )
+        result = _validation_recall(tiny_graph, early, weight, choice.half_life_scale)
         values = result.without_history[EXACT_PRIOR if weight else EXACT]
         assert score == pytest.approx(np.mean(values))
     # the best on their pairs (the smallest among equals), but never below the first
@@ -163,7 +204,7 @@ def test_a_score_matrix_gets_the_weight_by_the_same_rule(tiny_graph, snapshot): 
     scores = z[rows[ranked.users]] @ z[rows[ranked.ads]].T
     prior = engagement_prior(tiny_graph, ranked.ads, start)
     by_matrix = choose_blend_weight(ranked, scores, prior, k_values=(5, 20))
-    by_snapshot = choose_prior_weight(tiny_graph, early, k_values=(5, 20))
+    by_snapshot = choose_prior_weight(tiny_graph, early, k_values=(5, 20), half_life_scales=(1.0,))
     assert by_matrix.scores == pytest.approx(by_snapshot.scores)
     assert by_matrix.weight == by_snapshot.weight
     # scores that put each user's own conversions first need no prior

@@ -94,6 +94,10 @@ def test_run_on_a_dataset_without_content(tiny_world, tmp_path, capsys):
     assert retrieval["prior_weight"] == chosen["weight"] and chosen["window"] == "validation"
     assert f"engagement prior weight {chosen['weight']:g}, chosen" in printed
     assert [row["weight"] for row in chosen["scores"]][0] == 0.0
+    # the prior's decay, chosen with the weights, is the one the table ranked with
+    scales = [row["half_life_scale"] for row in chosen["scores_by_half_life_scale"]]
+    assert scales == [1.0, 0.25, 4.0, 16.0, None]  # None: infinity, counts undecayed
+    assert retrieval["prior_half_life_scale"] == chosen["half_life_scale"] in scales
     assert retrieval["k_values"] == [20, 100] and retrieval["pairs"] > 0
     exact = retrieval["recall"]["exact k-NN on embeddings"]
     assert len(exact) == 2 and 0 <= exact[0] <= exact[1] <= 1

@@ -25,6 +25,27 @@ def test_the_prior_is_the_log_of_the_decayed_weight_into_each_node(tiny_graph):
     assert (engagement_prior(g, nodes, cutoff) > 0).all()
 
 
+def test_the_half_life_scale_stretches_every_half_life(tiny_graph):
+    g = tiny_graph
+    cutoff = g.manifest.time.validation_start
+    nodes = np.unique(g.dst[: g.edges_before(cutoff)])[:50]
+    want_scaled, want_counts = [], []
+    for node in nodes:
+        edges = np.flatnonzero((g.dst == node) & (g.ts < cutoff))
+        half = np.array([g.manifest.edge_types[t].half_life_days * 86400 for t in g.etype[edges]])
+        age = cutoff - g.ts[edges]
+        want_scaled.append(np.log1p((g.weight[edges] * 2 ** (-age / (4 * half))).sum()))
+        want_counts.append(np.log1p(g.weight[edges].sum()))
+    np.testing.assert_allclose(engagement_prior(g, nodes, cutoff, 4.0), want_scaled, rtol=1e-5)
+    np.testing.assert_allclose(engagement_prior(g, nodes, cutoff, np.inf), want_counts, rtol=1e-5)
+    # a longer half-life decays less: every prior grows with the scale
+    short, base = engagement_prior(g, nodes, cutoff, 0.25), engagement_prior(g, nodes, cutoff)
+    assert (short <= base).all() and (base <= engagement_prior(g, nodes, cutoff, 4.0)).all()
+    for bad in (0.0, -1.0, np.nan):
+        with pytest.raises(InputError, match="half_life_scale must be > 0"):
+            engagement_prior(g, nodes, cutoff, bad)
+
+
 def test_the_prior_reads_nothing_at_or_after_the_cutoff(tiny_graph):
     g = tiny_graph
     cutoff = g.manifest.time.validation_start
