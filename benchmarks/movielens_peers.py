@@ -54,7 +54,6 @@ from publish import publish
 
 from hir_sdk.datasets import movielens_100k
 from hir_sdk.errors import InputError
-from hir_sdk.evaluation.conversion_retrieval import K_VALUES as CHOICE_K
 from hir_sdk.evaluation.conversion_retrieval import RankedLists, ranked_lists
 from hir_sdk.evaluation.examples import build_examples
 from hir_sdk.evaluation.metrics import ndcg_at_k, recall_at_k
@@ -62,7 +61,7 @@ from hir_sdk.evaluation.prior_choice import (
     PRIOR_HALF_LIFE_SCALES,
     PRIOR_WEIGHTS,
     PriorChoice,
-    choose_blend_weight,
+    choose_blend_decay,
     prior_from_snapshots,
 )
 from hir_sdk.graph import build_graph_from_dir
@@ -183,46 +182,19 @@ def implicit_with_prior(
     """Each implicit peer's test scores plus the engagement prior, its weight and decay
     chosen as HIR's are: the peer refit on the ratings before the validation start, its
     validation lists ranked with each weight and half-life scale, the best kept
-    (`blend_choice`)."""
+    (`choose_blend_decay`)."""
     t = graph.manifest.time
     validation = query_lists(graph, "validation")
     early = implicit_scores(graph, validation, factors=64, seed=seed, cutoff=t.validation_start)
     out = {}
     for name, s in scores.items():
-        choice = blend_choice(graph, validation, early[name], BLEND_WEIGHTS, scales)
+        choice = choose_blend_decay(
+            graph, validation, early[name], weights=BLEND_WEIGHTS, half_life_scales=scales
+        )
         choices[name] = choice
         test_prior = engagement_prior(graph, queries.ads, t.test_start, choice.half_life_scale)
         out[f"{name} + engagement prior"] = s + choice.weight * test_prior[None, :]
     return out
-
-
-def blend_choice(
-    graph,
-    validation: RankedLists,
-    scores: np.ndarray,
-    weights: tuple[float, ...],
-    scales: tuple[float, ...] = PRIOR_HALF_LIFE_SCALES,
-) -> PriorChoice:
-    """`choose_blend_weight` at each of the prior's half-life `scales`, and the scale
-    whose lists at its chosen weight recall the most of the validation window's pairs,
-    all users counted (ties: the earlier scale), as `choose_prior_weight` chooses
-    HIR's."""
-    start = graph.manifest.time.validation_start
-    truth_user = np.searchsorted(validation.users, validation.truth["user"].to_numpy())
-    ad = validation.truth["ad"].to_numpy()[:, None]
-    best: PriorChoice | None = None
-    by_scale: dict[float, float] = {}
-    for scale in scales:
-        prior = engagement_prior(graph, validation.ads, start, scale)
-        choice = choose_blend_weight(validation, scores, prior, weights=weights)
-        top = validation.rank(scores + choice.weight * prior[None, :], max(CHOICE_K))
-        by_scale[scale] = float(
-            np.mean([(top[truth_user, :k] == ad).any(axis=1).mean() for k in CHOICE_K])
-        )
-        if best is None or by_scale[scale] > by_scale[best.half_life_scale]:
-            best = dataclasses.replace(choice, half_life_scale=scale)
-    assert best is not None
-    return dataclasses.replace(best, scale_scores=by_scale)
 
 
 def log(line: str) -> None:
@@ -368,12 +340,12 @@ def main() -> int:
     lists |= {name: queries.rank(s, top) for name, s in blended.items()}
     lists["popularity (ratings before test)"] = queries.rank(popularity_scores(graph, queries), top)
     validation = query_lists(graph, "validation")
-    alone = blend_choice(
+    alone = choose_blend_decay(
         graph,
         validation,
         np.zeros((len(validation.users), len(validation.ads))),
-        (1.0,),
-        args.prior_scales,
+        weights=(1.0,),
+        half_life_scales=args.prior_scales,
     )
     choices["the prior alone"] = alone
     prior = engagement_prior(

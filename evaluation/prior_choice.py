@@ -20,7 +20,8 @@ first). A log of months and one of decades need different notions of "popular no
 the manifest's half-lives describe how fast a user's interest fades, not how long an item
 stays popular. Nothing of the test window is read.
 `choose_blend_weight` chooses the weight for a model that has no snapshot (a peer's (users,
-ads) score matrix) and one prior, so a comparison can give every model the prior.
+ads) score matrix) and one prior, and `choose_blend_decay` its weight and decay, so a
+comparison can give every model the prior.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from hir_sdk.evaluation.conversion_retrieval import (
 from hir_sdk.graph import TemporalGraph
 from hir_sdk.interests import EntityEmbeddings
 from hir_sdk.ranking.hir_lookup import read_until
+from hir_sdk.ranking.retrieval.engagement_prior import engagement_prior
 
 PRIOR_WEIGHTS = (0.0, 0.0625, 0.125, 0.25, 0.5, 1.0, 2.0, 4.0)
 # the prior's half-lives times these (the graph's own first: it wins ties)
@@ -218,6 +220,37 @@ def choose_blend_weight(
         hits = [(top[users, :k] == ad).any(axis=1).mean() for k in k_values]
         result[weight] = float(np.mean(hits))
     return _choice(result, window, with_history)
+
+
+def choose_blend_decay(
+    graph: TemporalGraph,
+    ranked: RankedLists,
+    scores: np.ndarray,
+    *,
+    weights: tuple[float, ...] = PRIOR_WEIGHTS,
+    half_life_scales: tuple[float, ...] = PRIOR_HALF_LIFE_SCALES,
+    k_values: tuple[int, ...] = K_VALUES,
+) -> PriorChoice:
+    """`choose_blend_weight` at each of the prior's `half_life_scales` (priors as of the
+    validation start, over `ranked`'s ads), and the scale whose lists at its weight
+    recall the most of the window's pairs, all users counted (ties: the earlier scale):
+    the rule `choose_prior_weight` applies to a snapshot, for a score matrix."""
+    start = graph.manifest.time.validation_start
+    truth_user = np.searchsorted(ranked.users, ranked.truth["user"].to_numpy())
+    ad = ranked.truth["ad"].to_numpy()[:, None]
+    best: PriorChoice | None = None
+    overall: dict[float, float] = {}
+    for scale in half_life_scales:
+        prior = engagement_prior(graph, ranked.ads, start, scale)
+        choice = choose_blend_weight(ranked, scores, prior, weights=weights, k_values=k_values)
+        top = ranked.rank(scores + choice.weight * prior[None, :], max(k_values))
+        hits = [(top[truth_user, :k] == ad).any(axis=1).mean() for k in k_values]
+        overall[scale] = float(np.mean(hits))
+        if best is None or overall[scale] > overall[best.half_life_scale]:
+            best = dataclasses.replace(choice, half_life_scale=scale)
+    if best is None:
+        raise ValueError("half_life_scales is empty: no decay to choose the prior's from")
+    return dataclasses.replace(best, scale_scores=overall)
 
 
 def _best(scores: dict[float, float]) -> float:

@@ -22,6 +22,7 @@ from hir_sdk.evaluation.conversion_retrieval import (
 from hir_sdk.evaluation.prior_choice import (
     PRIOR_HALF_LIFE_SCALES,
     PRIOR_WEIGHTS,
+    choose_blend_decay,
     choose_blend_weight,
     choose_prior_weight,
     prior_from_snapshots,
@@ -207,6 +208,19 @@ def test_a_score_matrix_gets_the_weight_by_the_same_rule(tiny_graph, snapshot): 
     by_snapshot = choose_prior_weight(tiny_graph, early, k_values=(5, 20), half_life_scales=(1.0,))
     assert by_matrix.scores == pytest.approx(by_snapshot.scores)
     assert by_matrix.weight == by_snapshot.weight
+    # with the decay too: at one scale the weight's choice, over all scales the best one
+    one = choose_blend_decay(tiny_graph, ranked, scores, half_life_scales=(1.0,), k_values=(5, 20))
+    assert (one.weight, one.scores, one.half_life_scale) == (
+        by_matrix.weight,
+        by_matrix.scores,
+        1.0,
+    )
+    decay = choose_blend_decay(tiny_graph, ranked, scores, k_values=(5, 20))
+    assert list(decay.scale_scores) == list(PRIOR_HALF_LIFE_SCALES)
+    best = max(decay.scale_scores.values())
+    assert decay.half_life_scale == next(h for h, v in decay.scale_scores.items() if v == best)
+    scaled = engagement_prior(tiny_graph, ranked.ads, start, decay.half_life_scale)
+    assert decay.weight == choose_blend_weight(ranked, scores, scaled, k_values=(5, 20)).weight
     # scores that put each user's own conversions first need no prior
     truth = {(int(u), int(a)) for u, a in ranked.truth.iter_rows()}
     perfect = np.array(
