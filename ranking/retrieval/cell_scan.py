@@ -76,10 +76,9 @@ def rescore_cells(
     bounds = np.flatnonzero(np.diff(cell[by_cell])) + 1
     span = np.arange(int(lengths.max()) if lengths.size else 0)
     for group in np.split(by_cell, bounds) if bag.size else []:
-        c, size = cell[group[0]], int(lengths[group[0]])
+        first, size = int(lo[group[0]]), int(lengths[group[0]])
         if size == 0:
             continue
-        first = int(offsets[c])
         scores = np.matmul(np.take(queries, bag[group], axis=0), vectors[first : first + size].T)
         fast[start[group][:, None] + span[:size]] = scores  # (q, n) into the q bags' rows
 
@@ -90,8 +89,11 @@ def rescore_cells(
             return
         base = int(block_base[j])
         table = fast[base : base + heights[j] * width].reshape(-1, width)
-        real = np.arange(width) < per_bag[rows, None]  # a bag's candidates start its row
-        flat = near_best(table, real, queries[rows], scan.max_norm, k)
+
+        def real() -> np.ndarray:  # a bag's candidates start its row; the rest is -inf
+            return np.arange(width) < per_bag[rows, None]
+
+        flat = near_best(table, real, queries[rows], scan.max_norm, k, padded=True)
         slot = flat + base  # in the whole buffer
         pair = np.searchsorted(start, slot, side="right") - 1
         positions = np.take(lo, pair) + slot - np.take(start, pair)

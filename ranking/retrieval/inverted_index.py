@@ -219,7 +219,7 @@ class InvertedIndex:
         if check_positive(gather, "gather_codebooks") > self.num_codebooks:
             raise InputError(f"gather_codebooks must be <= M = {self.num_codebooks}, got {gather}")
         threads = check_positive(num_threads or torch.get_num_threads(), "num_threads")
-        num_bags, load, tables = self._weight_tables(bags, gather)
+        num_bags, load, tables, cell_pairs = self._weight_tables(bags, gather)
         queries = None
         if query_embeddings is not None:
             if self.embeddings is None:
@@ -257,8 +257,7 @@ class InvertedIndex:
                 assert queries is not None
                 for start in range(0, num_bags, CELL_BATCH):
                     which = by_load[start : start + CELL_BATCH]
-                    table = tables(which)[:, : self.codebook_size]
-                    bag, cell = np.nonzero(table != 0)  # by bag, then cell
+                    bag, cell = cell_pairs(which)  # by bag, then cell
                     out[which] = rescore_cells(scan, bag, cell, queries[which], k, mapper)
             else:
                 list(mapper(run, range(0, num_bags, batch_size)))
@@ -267,9 +266,16 @@ class InvertedIndex:
 
     def _weight_tables(
         self, bags: TokenBags | ArrayLike, gather: int
-    ) -> tuple[int, np.ndarray, Callable[[np.ndarray], np.ndarray]]:
+    ) -> tuple[
+        int,
+        np.ndarray,
+        Callable[[np.ndarray], np.ndarray],
+        Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+    ]:
         """Check `bags`. Return B, each bag's (B,) posting volume in codebooks < `gather`,
-        and a function giving the (b, M*K) table w_t * g(t) of the bags at given indices."""
+        a function giving the (b, M*K) table w_t * g(t) of the bags at given indices, and
+        one giving those bags' (bag, codebook-0 token) pairs of nonzero table entries, by
+        bag then token (what the cell scan reads, without the table)."""
         width = self.num_tokens
         df = np.diff(self.offsets).astype(np.float64)  # (M*K,)
         df[gather * self.codebook_size :] = 0.0  # only gathered posting lists are read
@@ -282,17 +288,27 @@ class InvertedIndex:
             entry_bag = bags.bag_of_entry()
             load = np.bincount(entry_bag, weights=df[bags.tokens], minlength=len(bags))
 
-            def sparse(which: np.ndarray) -> np.ndarray:
+            def entries(which: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                """(t,) each entry's bag in `which`, token and weight w_t * g(t)."""
                 lengths = np.diff(bags.offsets)[which]  # (b,)
                 first = np.cumsum(lengths) - lengths
                 entry = np.repeat(bags.offsets[which] - first, lengths) + np.arange(lengths.sum())
                 tok = bags.tokens[entry]  # (t,)
-                table = np.zeros((which.size, width), dtype=np.float32)
                 owner = np.repeat(np.arange(which.size), lengths)
-                table[owner, tok] = bags.weights[entry] * self.token_weights[tok]
+                return owner, tok, bags.weights[entry] * self.token_weights[tok]
+
+            def sparse(which: np.ndarray) -> np.ndarray:
+                owner, tok, weight = entries(which)
+                table = np.zeros((which.size, width), dtype=np.float32)
+                table[owner, tok] = weight
                 return table
 
-            return len(bags), load, sparse
+            def sparse_cells(which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                owner, tok, weight = entries(which)
+                keep = (tok < self.codebook_size) & (weight != 0)
+                return owner[keep], tok[keep]
+
+            return len(bags), load, sparse, sparse_cells
         dense = to_numpy(bags)
         if dense.ndim != 2 or dense.shape[1] != width or dense.dtype.kind not in "fiu":
             raise InputError(
@@ -307,7 +323,13 @@ class InvertedIndex:
         )
         gathered = gather * self.codebook_size
         load = (dense[:, :gathered] > 0).astype(np.float32) @ df[:gathered].astype(np.float32)
-        return dense.shape[0], load, lambda which: dense[which] * self.token_weights
+        first_codebook = self.token_weights[: self.codebook_size]
+
+        def dense_cells(which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            bag, cell = np.nonzero(dense[which, : self.codebook_size] * first_codebook != 0)
+            return bag, cell
+
+        return dense.shape[0], load, lambda which: dense[which] * self.token_weights, dense_cells
 
     def save(self, path: str | Path) -> None:
         """Write the index to `path` (.npz) atomically: temp file, then rename."""

@@ -82,11 +82,7 @@ def probe_bags(
     an index searched with `gather_codebooks <= M'` (`occupied` may still be (M, K))."""
     scores, per_level = _checked(codeword_scores, probes, occupied)
     num, _, size = scores.shape
-    bags, tokens, weights = (
-        [np.zeros(0, np.int64)],
-        [np.zeros(0, np.int64)],
-        [np.zeros(0, np.float32)],
-    )
+    tokens, weights = [np.zeros((num, 0), np.int64)], [np.zeros((num, 0), np.float32)]
     for m in np.flatnonzero(per_level):
         # (B, P+1) the highest scores (torch's top-k is several times faster than an
         # argpartition; which of several codewords tied at the threshold it returns does
@@ -94,16 +90,17 @@ def probe_bags(
         column = torch.from_numpy(scores[:, m])
         found = torch.topk(column, int(per_level[m]) + 1, dim=1, sorted=False)
         values, top = found.values.numpy(), found.indices.numpy()
-        weight = values - values.min(axis=1, keepdims=True)  # the same float32 subtraction
-        bag, slot = np.nonzero(weight > 0)
-        bags.append(bag)
-        tokens.append(m * size + top[bag, slot])
-        weights.append(weight[bag, slot])
-    bag, token, weight = (np.concatenate(parts) for parts in (bags, tokens, weights))
-    order = np.lexsort((token, bag))  # by bag, tokens ascending within it
+        ascending = np.argsort(top, axis=1)  # each bag's tokens in ascending order
+        top = np.take_along_axis(top, ascending, axis=1)
+        values = np.take_along_axis(values, ascending, axis=1)
+        weights.append(values - values.min(axis=1, keepdims=True))  # the same float32 subtraction
+        tokens.append(m * size + top)
+    # codebooks in order, each one's tokens ascending: each bag's tokens are sorted
+    token, weight = np.concatenate(tokens, axis=1), np.concatenate(weights, axis=1)
+    bag, slot = np.nonzero(weight > 0)  # by bag, then token
     offsets = np.zeros(num + 1, dtype=np.int64)
     np.cumsum(np.bincount(bag, minlength=num), out=offsets[1:])
-    return TokenBags(offsets, token[order], weight[order])
+    return TokenBags(offsets, token[bag, slot], weight[bag, slot])
 
 
 def _checked(

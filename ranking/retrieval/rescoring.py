@@ -25,16 +25,34 @@ ordered by (ip desc, row asc), so the answer equals scoring every candidate exac
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from hir_sdk.ranking.retrieval.ordered_topk import PAD_KEY, encode_keys, ordered_topk
 
 UNIT_ROUNDOFF = 2.0**-24
+GATHER_ROWS = 4096  # candidates gathered per exact-scoring step: 1 MiB at D = 64
 
 
 def exact_ip(vectors: np.ndarray, queries: np.ndarray) -> np.ndarray:
     """(L,) float32 ip(q, v) of (L, D) float32 vectors and (L, D) float32 queries."""
     return (vectors * queries).sum(axis=-1, dtype=np.float32)
+
+
+def exact_ip_at(
+    vectors: np.ndarray, positions: np.ndarray, queries: np.ndarray, bag: np.ndarray
+) -> np.ndarray:
+    """(L,) float32 `exact_ip` of rows `positions` of (N, D) `vectors` with rows `bag` of
+    (B, D) `queries`, gathered `GATHER_ROWS` at a time: the same values as gathering all
+    first, without (L, D) temporaries (large short-lived arrays cost a page fault per
+    page each time the allocator hands their memory back to the system)."""
+    out = np.empty(len(positions), dtype=np.float32)
+    for first in range(0, len(positions), GATHER_ROWS):
+        part = slice(first, first + GATHER_ROWS)
+        rows = np.take(vectors, positions[part], axis=0)
+        out[part] = exact_ip(rows, np.take(queries, bag[part], axis=0))
+    return out
 
 
 def rounding_margin(queries: np.ndarray, max_norm: float) -> np.ndarray:
@@ -72,20 +90,33 @@ def best_rescored(
 
 
 def near_best(
-    fast: np.ndarray, real: np.ndarray, queries: np.ndarray, max_norm: float, k: int
+    fast: np.ndarray,
+    real: np.ndarray | Callable[[], np.ndarray],
+    queries: np.ndarray,
+    max_norm: float,
+    k: int,
+    *,
+    padded: bool = False,
 ) -> np.ndarray:
     """Flat indices into (B, C) `fast`, bag by bag, of the real candidates whose fast score
     is within the rounding margin of their bag's k-th best (all of a bag's real candidates
-    when it has at most k); `real` (B, C) bool marks the slots that hold a candidate."""
+    when it has at most k). `real` (B, C) bool, or a function returning it, marks the
+    slots that hold a candidate; `padded=True` says the other slots already hold -inf
+    (then `real` is built only for bags with fewer than k candidates)."""
     num, width = fast.shape
+
+    def real_slots() -> np.ndarray:
+        return real if isinstance(real, np.ndarray) else real()
+
     if width > k:
-        fast = np.where(real, fast, np.float32(-np.inf))
+        if not padded:
+            fast = np.where(real_slots(), fast, np.float32(-np.inf))
         kth = np.partition(fast, width - k, axis=1)[:, width - k, None]  # (B, 1)
         keep = fast >= kth - rounding_margin(queries, max_norm)
         if np.isneginf(kth).any():  # a bag with fewer than k candidates: drop its padding
-            keep &= real
+            keep &= real_slots()
     else:
-        keep = real
+        keep = real_slots()
     return np.flatnonzero(keep)
 
 
@@ -106,7 +137,7 @@ def exact_top(
     kept = int(counts.max()) if counts.size else 0
     first = np.cumsum(counts) - counts
     slot = bag * kept + np.arange(bag.size) - np.repeat(first, counts)
-    ip = exact_ip(np.take(vectors, positions, axis=0), np.take(queries, bag, axis=0))
+    ip = exact_ip_at(vectors, positions, queries, bag)
     keys = np.full(num * kept, PAD_KEY, dtype=np.int64)
     keys[slot] = encode_keys(ip, np.take(order, positions))
     return ordered_topk(keys.reshape(num, kept), k)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hir_sdk.ranking.retrieval import InvertedIndex, TokenBags, cell_scan, inverted_index
+from hir_sdk.ranking.retrieval import InvertedIndex, TokenBags, cell_scan, inverted_index, rescoring
 from hir_sdk.ranking.retrieval.rescoring import exact_ip
 
 NUM, LEVELS, SIZE, DIM, K = 3000, 2, 16, 24, 20
@@ -51,12 +51,14 @@ def world():
 
 
 @pytest.mark.parametrize(
-    ("threads", "exact_rows", "cell_batch"), [(1, 256, 4096), (3, 7, 4096), (2, 64, 150)]
+    ("threads", "exact_rows", "cell_batch", "gather_rows"),
+    [(1, 256, 4096, 4096), (3, 7, 4096, 5), (2, 64, 150, 64)],
 )
 def test_cell_scan_equals_scoring_every_item_of_the_cells(
-    world, monkeypatch, threads, exact_rows, cell_batch
+    world, monkeypatch, threads, exact_rows, cell_batch, gather_rows
 ) -> None:
     codes, items, index, bags, queries = world
+    monkeypatch.setattr(rescoring, "GATHER_ROWS", gather_rows)
     monkeypatch.setattr(cell_scan, "EXACT_ROWS", exact_rows)
     monkeypatch.setattr(inverted_index, "EXACT_ROWS", exact_rows)
     monkeypatch.setattr(inverted_index, "CELL_BATCH", cell_batch)
@@ -76,3 +78,13 @@ def test_cell_scan_equals_the_gathering_scan(world) -> None:
     )
     assert np.array_equal(cells.ids, gathering.ids)
     assert np.array_equal(cells.scores, gathering.scores)
+
+
+def test_cell_scan_of_dense_bags_equals_their_token_bags(world) -> None:
+    _, _, index, bags, queries = world
+    dense = np.zeros((len(bags), index.num_tokens), dtype=np.float32)
+    dense[bags.bag_of_entry(), bags.tokens] = bags.weights
+    sparse = index.search(bags, K, query_embeddings=queries, gather_codebooks=1)
+    found = index.search(dense, K, query_embeddings=queries, gather_codebooks=1)
+    assert np.array_equal(found.rows, sparse.rows)
+    assert np.array_equal(found.scores, sparse.scores)
