@@ -185,59 +185,143 @@ def ranked_lists(
     `window` ("test", or "validation" to choose settings without reading the test window),
     ranked as of the window's start; `index=False` leaves out the BoM rows (the prior's
     choice reads only the exact ones)."""
-    cold = prior_weight if cold_prior_weight is None else cold_prior_weight
-    cutoff = _window_start(graph, window)
-    if snapshot.as_of > cutoff:
-        raise InputError(
-            f"the snapshot is newer than the {window} start: it would see the {window} window"
+    queries = _WindowQueries.build(graph, snapshot, window, exclude_seen, top)
+    prior = engagement_prior(graph, queries.ad_nodes, queries.cutoff, prior_half_life_scale)
+    return queries.lists(snapshot, prior, prior_weight, cold_prior_weight, probes, index)
+
+
+@dataclass(frozen=True)
+class _WindowQueries:
+    """What every list of one window shares, whatever the prior's weight and decay: the
+    query users, their truth, the candidate ads, the seen pairs and the histories."""
+
+    graph: TemporalGraph
+    cutoff: int
+    top: int
+    exclude_seen: bool
+    users: np.ndarray  # graph node ids, sorted
+    truth: pl.DataFrame
+    ads: np.ndarray  # snapshot rows of the candidate ads
+    ad_nodes: np.ndarray
+    queries: np.ndarray  # snapshot rows of the users
+    z: np.ndarray
+    seen: np.ndarray
+    wanted: int  # list length before the seen ads are moved out
+    popular: np.ndarray
+    history: np.ndarray
+    exact: np.ndarray  # (U, wanted) the embedding's own exact k-NN lists
+
+    @classmethod
+    def build(
+        cls,
+        graph: TemporalGraph,
+        snapshot: EntityEmbeddings,
+        window: str,
+        exclude_seen: bool,
+        top: int,
+    ) -> _WindowQueries:
+        cutoff = _window_start(graph, window)
+        if snapshot.as_of > cutoff:
+            raise InputError(
+                f"the snapshot is newer than the {window} start: it would see the {window} window"
+            )
+        nodes = snapshot_nodes(snapshot, graph)
+        row_of = snapshot_rows(snapshot, graph)
+        ads = snapshot.of_type("ad")
+        ad_nodes = nodes[ads]
+        test = build_examples(graph, window).frame.filter(pl.col("label") == 1)
+        truth = test.filter(pl.col("ad").is_in(ad_nodes) & pl.col("user").is_in(nodes))
+        truth = truth.unique(["user", "ad"]).sort(["user", "ad"]).select("user", "ad")
+        users = np.unique(truth["user"].to_numpy())
+        if len(users) == 0:
+            raise InputError(f"no conversions in the {window} window by users of the snapshot")
+        seen = (
+            _seen_pairs(graph, users, ad_nodes, cutoff) if exclude_seen else np.zeros(0, np.int64)
         )
-    nodes = snapshot_nodes(snapshot, graph)
-    row_of = snapshot_rows(snapshot, graph)
-    ads = snapshot.of_type("ad")
-    ad_nodes = nodes[ads]
-    test = build_examples(graph, window).frame.filter(pl.col("label") == 1)
-    truth = test.filter(pl.col("ad").is_in(ad_nodes) & pl.col("user").is_in(nodes))
-    truth = truth.unique(["user", "ad"]).sort(["user", "ad"]).select("user", "ad")
-    users = np.unique(truth["user"].to_numpy())
-    if len(users) == 0:
-        raise InputError(f"no conversions in the {window} window by users of the snapshot")
-    queries = row_of[users]
-    z = snapshot.embeddings()
-    prior = engagement_prior(graph, ad_nodes, cutoff, prior_half_life_scale)
-    seen = _seen_pairs(graph, users, ad_nodes, cutoff) if exclude_seen else np.zeros(0, np.int64)
-    seen_users = split_pair_keys(seen, graph.num_nodes)[0]
-    most_seen = int(np.unique(seen_users, return_counts=True)[1].max(initial=0))
-    wanted = min(top + most_seen, len(ads))  # enough left after the seen ones go
-    engaged = np.bincount(graph.dst[: graph.edges_before(cutoff)], minlength=graph.num_nodes)
-    popular = ad_nodes[np.lexsort((ad_nodes, -engaged[ad_nodes]))][:wanted]
-    trending = ad_nodes[np.lexsort((ad_nodes, -prior))][:wanted]
-    lists = {}
-    if index:
-        lists = _index_lists(snapshot, ads, ad_nodes, queries, wanted, probes)
-    lists[EXACT] = np.asarray(exact_knn(z[queries], z[ads], wanted, item_ids=ad_nodes).ids)
-    history = users_with_history(graph, users, cutoff)
-    if prior_weight or cold:
-        # `[z_u, weight_u]` . `[z_a, prior_a]`: the blend; the index's candidates join the
-        # prior's own top list before they are re-scored by it
-        weights = np.where(history, prior_weight, cold)
-        zq, za = with_prior(z[queries], z[ads], prior, weights)
-        lists = {
-            name: _rescored(np.hstack([ids, np.tile(trending, (len(users), 1))]), zq, za, ad_nodes)
-            for name, ids in lists.items()
-            if name != EXACT
-        } | {EXACT: lists[EXACT]}
-        lists[EXACT_PRIOR] = np.asarray(exact_knn(zq, za, wanted, item_ids=ad_nodes).ids)
-    elif not history.all():  # with the prior, or where all have a history, no fallback
-        popular_ids = np.tile(popular, (len(users), 1))
-        lists[FALLBACK] = np.where(history[:, None], lists[EXACT], popular_ids)
-    lists[POPULAR] = np.tile(popular, (len(users), 1))
-    lists[TRENDING] = np.tile(trending, (len(users), 1))
-    if exclude_seen:
-        lists = {
-            name: _unseen_first(ids, users, seen, graph.num_nodes) for name, ids in lists.items()
-        }
-    lists = {name: ids[:, :top] for name, ids in lists.items()}
-    return RankedLists(users, truth, ad_nodes, seen, graph.num_nodes, lists, history)
+        seen_users = split_pair_keys(seen, graph.num_nodes)[0]
+        most_seen = int(np.unique(seen_users, return_counts=True)[1].max(initial=0))
+        wanted = min(top + most_seen, len(ads))  # enough left after the seen ones go
+        engaged = np.bincount(graph.dst[: graph.edges_before(cutoff)], minlength=graph.num_nodes)
+        popular = ad_nodes[np.lexsort((ad_nodes, -engaged[ad_nodes]))][:wanted]
+        history = users_with_history(graph, users, cutoff)
+        z = snapshot.embeddings()
+        exact = np.asarray(exact_knn(z[row_of[users]], z[ads], wanted, item_ids=ad_nodes).ids)
+        return cls(
+            graph=graph,
+            cutoff=cutoff,
+            top=top,
+            exclude_seen=exclude_seen,
+            users=users,
+            truth=truth,
+            ads=ads,
+            ad_nodes=ad_nodes,
+            queries=row_of[users],
+            z=z,
+            seen=seen,
+            wanted=wanted,
+            popular=popular,
+            history=history,
+            exact=exact,
+        )
+
+    def lists(
+        self,
+        snapshot: EntityEmbeddings,
+        prior: np.ndarray,
+        prior_weight: float,
+        cold_prior_weight: float | None,
+        probes: int,
+        index: bool,
+        exact_only: bool = False,
+    ) -> RankedLists:
+        """Every method's lists with the (A,) `prior` of the candidate ads at these weights
+        (`exact_only`: only the list the prior's choice reads, exact k-NN with the prior
+        where a weight is not 0, without it otherwise)."""
+        cold = prior_weight if cold_prior_weight is None else cold_prior_weight
+        z, queries, ads, ad_nodes, users = self.z, self.queries, self.ads, self.ad_nodes, self.users
+        blended = bool(prior_weight or cold)
+        if blended:  # `[z_u, weight_u]` . `[z_a, prior_a]`: the blend
+            weights = np.where(self.history, prior_weight, cold)
+            zq, za = with_prior(z[queries], z[ads], prior, weights)
+        if exact_only:
+            if not blended:
+                return self._ranked({EXACT: self.exact})
+            return self._ranked(
+                {EXACT_PRIOR: np.asarray(exact_knn(zq, za, self.wanted, item_ids=ad_nodes).ids)}
+            )
+        trending = ad_nodes[np.lexsort((ad_nodes, -prior))][: self.wanted]
+        lists = {}
+        if index:
+            lists = _index_lists(snapshot, ads, ad_nodes, queries, self.wanted, probes)
+        lists[EXACT] = self.exact
+        if blended:  # the index's candidates join the prior's own top list, re-scored by it
+            lists = {
+                name: _rescored(
+                    np.hstack([ids, np.tile(trending, (len(users), 1))]), zq, za, ad_nodes
+                )
+                for name, ids in lists.items()
+                if name != EXACT
+            } | {EXACT: lists[EXACT]}
+            lists[EXACT_PRIOR] = np.asarray(exact_knn(zq, za, self.wanted, item_ids=ad_nodes).ids)
+        elif not self.history.all():  # with the prior, or where all have a history, no fallback
+            popular_ids = np.tile(self.popular, (len(users), 1))
+            lists[FALLBACK] = np.where(self.history[:, None], lists[EXACT], popular_ids)
+        lists[POPULAR] = np.tile(self.popular, (len(users), 1))
+        lists[TRENDING] = np.tile(trending, (len(users), 1))
+        return self._ranked(lists)
+
+    def _ranked(self, lists: dict[str, np.ndarray]) -> RankedLists:
+        """The lists, each user's seen ads moved out (with `exclude_seen`), cut to `top`."""
+        num_nodes = self.graph.num_nodes
+        if self.exclude_seen:
+            lists = {
+                name: _unseen_first(ids, self.users, self.seen, num_nodes)
+                for name, ids in lists.items()
+            }
+        lists = {name: ids[:, : self.top] for name, ids in lists.items()}
+        return RankedLists(
+            self.users, self.truth, self.ad_nodes, self.seen, num_nodes, lists, self.history
+        )
 
 
 def _index_lists(
@@ -349,6 +433,45 @@ def conversion_recall(
         prior_half_life_scale=prior_half_life_scale,
         index=index,
     )
+    return _recall(ranked, k_values, window, prior_weight, cold_prior_weight, prior_half_life_scale)
+
+
+def prior_recall_grid(
+    graph: TemporalGraph,
+    snapshot: EntityEmbeddings,
+    *,
+    weights: tuple[float, ...],
+    half_life_scales: tuple[float, ...],
+    k_values: tuple[int, ...] = K_VALUES,
+    exclude_seen: bool = False,
+    window: str = "validation",
+) -> dict[tuple[float, float], ConversionRecall]:
+    """(scale, weight) -> `conversion_recall(..., prior_weight=weight,
+    prior_half_life_scale=scale, index=False)` for every pair of the grid, restricted to
+    the list the prior's choice reads (exact k-NN with the prior, or without it at weight
+    0), with what the lists share (the window's examples, seen pairs, histories and the
+    plain k-NN) built once and each scale's prior once: the choice ranks the window many
+    times."""
+    queries = _WindowQueries.build(graph, snapshot, window, exclude_seen, max(k_values))
+    out = {}
+    for scale in half_life_scales:
+        prior = engagement_prior(graph, queries.ad_nodes, queries.cutoff, scale)
+        for weight in weights:
+            ranked = queries.lists(snapshot, prior, weight, None, PROBES, False, exact_only=True)
+            out[scale, weight] = _recall(ranked, k_values, window, weight, None, scale)
+    return out
+
+
+def _recall(
+    ranked: RankedLists,
+    k_values: tuple[int, ...],
+    window: str,
+    prior_weight: float,
+    cold_prior_weight: float | None,
+    prior_half_life_scale: float,
+) -> ConversionRecall:
+    """recall@K of `ranked`'s lists: over all pairs, and over those of users with and
+    without a history."""
     position = np.searchsorted(ranked.users, ranked.truth["user"].to_numpy())
     ad = ranked.truth["ad"].to_numpy()
     warm = ranked.history[position]
@@ -403,8 +526,17 @@ def _unseen_first(
 ) -> np.ndarray:
     """Each row of `ids` (a query user's ranked list) with that user's seen ads moved to
     the end, the order of the rest kept; seen positions become -1."""
-    seen = np.isin(pair_keys(users[:, None], ids, num_nodes), seen_keys) & (ids >= 0)
+    seen = _in_sorted(pair_keys(users[:, None], ids, num_nodes), seen_keys) & (ids >= 0)
     order = np.argsort(seen, axis=1, kind="stable")
     return np.where(
         np.take_along_axis(seen, order, axis=1), -1, np.take_along_axis(ids, order, axis=1)
     )
+
+
+def _in_sorted(keys: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
+    """`np.isin(keys, sorted_keys)` for sorted `sorted_keys`, by binary search (isin sorts
+    or hashes both arrays on every call; the seen pairs are sorted once)."""
+    if not sorted_keys.size:
+        return np.zeros(keys.shape, dtype=bool)
+    at = np.searchsorted(sorted_keys, keys).clip(max=sorted_keys.size - 1)
+    return sorted_keys[at] == keys

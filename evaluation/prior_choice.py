@@ -37,8 +37,9 @@ from hir_sdk.evaluation.conversion_retrieval import (
     EXACT,
     EXACT_PRIOR,
     K_VALUES,
+    ConversionRecall,
     RankedLists,
-    conversion_recall,
+    prior_recall_grid,
 )
 from hir_sdk.graph import TemporalGraph
 from hir_sdk.interests import EntityEmbeddings
@@ -115,12 +116,20 @@ def choose_prior_weight(
         )
     if not half_life_scales:
         raise ValueError("half_life_scales is empty: no decay to choose the prior's from")
+    grid = prior_recall_grid(
+        graph,
+        snapshot,
+        weights=tuple(sorted(weights)),
+        half_life_scales=half_life_scales,
+        k_values=k_values,
+        exclude_seen=exclude_seen,
+        window=window,
+    )
     best: PriorChoice | None = None
     overall: dict[float, float] = {}
     for scale in half_life_scales:
-        choice, overall[scale] = _choose_at_scale(
-            graph, snapshot, scale, exclude_seen, weights, k_values, window
-        )
+        at_scale = {weight: grid[scale, weight] for weight in sorted(weights)}
+        choice, overall[scale] = _choose_at_scale(at_scale, scale, window)
         if best is None or overall[scale] > overall[best.half_life_scale]:
             best = choice
     assert best is not None
@@ -128,30 +137,14 @@ def choose_prior_weight(
 
 
 def _choose_at_scale(
-    graph: TemporalGraph,
-    snapshot: EntityEmbeddings,
-    scale: float,
-    exclude_seen: bool,
-    weights: tuple[float, ...],
-    k_values: tuple[int, ...],
-    window: str,
+    results: dict[float, ConversionRecall], scale: float, window: str
 ) -> tuple[PriorChoice, float]:
-    """The weights chosen with the prior at half-life `scale`, and the mean recall over K
-    of all the window's pairs at them."""
+    """The weights chosen from each weight's recall with the prior at half-life `scale`,
+    and the mean recall over K of all the window's pairs at them."""
     scores: dict[float, float] = {}
     cold: dict[float, float] = {}
     with_history, warm_pairs, pairs = True, 0, 0
-    for weight in sorted(weights):
-        result = conversion_recall(
-            graph,
-            snapshot,
-            k_values=k_values,
-            exclude_seen=exclude_seen,
-            window=window,
-            prior_weight=weight,
-            prior_half_life_scale=scale,
-            index=False,
-        )
+    for weight, result in results.items():
         with_history = result.pairs_with_history > 0
         warm_pairs, pairs = result.pairs_with_history, result.pairs
         recall = result.with_history if with_history else result.recall

@@ -17,6 +17,7 @@ from hir_sdk.evaluation.conversion_retrieval import (
     FALLBACK,
     TRENDING,
     conversion_recall,
+    prior_recall_grid,
     ranked_lists,
 )
 from hir_sdk.evaluation.prior_choice import (
@@ -45,7 +46,7 @@ def _choice_before_validation(graph, snapshot):  # noqa: F811
     return early, choose_prior_weight(graph, early, k_values=(5, 20))
 
 
-def _validation_recall(graph, early, weight, scale):  # noqa: F811
+def _validation_recall(graph, early, weight, scale, **options):  # noqa: F811
     """The validation window's recall with the prior at `weight` and half-life `scale`."""
     return conversion_recall(
         graph,
@@ -54,6 +55,7 @@ def _validation_recall(graph, early, weight, scale):  # noqa: F811
         window="validation",
         prior_weight=weight,
         prior_half_life_scale=scale,
+        **options,
     )
 
 
@@ -90,6 +92,40 @@ def test_a_large_weight_ranks_by_the_prior_alone(tiny_graph, snapshot):  # noqa:
     result = conversion_recall(tiny_graph, snapshot, k_values=(5, 20), prior_weight=1e4)
     assert result.recall[EXACT_PRIOR] == pytest.approx(result.recall[TRENDING])
     assert "prior's weight is 10000" in "\n".join(result.render())
+
+
+@pytest.mark.parametrize("exclude_seen", [False, True])
+def test_the_grid_equals_one_recall_per_weight_and_scale(
+    tiny_graph,
+    snapshot,  # noqa: F811
+    half_without_history,
+    exclude_seen,
+):
+    early = _trained_before(snapshot, tiny_graph.manifest.time.validation_start)
+    weights, scales = (0.0, 0.25, 4.0), (1.0, 4.0, np.inf)
+    grid = prior_recall_grid(
+        tiny_graph,
+        early,
+        weights=weights,
+        half_life_scales=scales,
+        k_values=(5, 20),
+        exclude_seen=exclude_seen,
+    )
+    assert list(grid) == [(s, w) for s in scales for w in weights]
+    for (scale, weight), found in grid.items():
+        alone = _validation_recall(
+            tiny_graph, early, weight, scale, exclude_seen=exclude_seen, index=False
+        )
+        method = EXACT_PRIOR if weight else EXACT
+        assert list(found.recall) == [method]
+        for part in ("recall", "with_history", "without_history"):
+            assert getattr(found, part)[method] == getattr(alone, part)[method]
+        assert (found.users, found.pairs, found.pairs_with_history) == (
+            alone.users,
+            alone.pairs,
+            alone.pairs_with_history,
+        )
+    assert len({str(r.recall) for r in grid.values()}) > 1  # the settings change the lists
 
 
 def test_the_weight_is_the_best_on_the_validation_window(tiny_graph, snapshot):  # noqa: F811
