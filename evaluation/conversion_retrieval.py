@@ -54,6 +54,7 @@ from hir_sdk.ranking.retrieval.engagement_prior import engagement_prior, with_pr
 from hir_sdk.ranking.retrieval.multi_probe import DEFAULT_PROBES
 from hir_sdk.ranking.retrieval.ordered_topk import PAD_KEY, decode_rows, encode_keys, ordered_topk
 from hir_sdk.ranking.retrieval.rescoring import exact_ip
+from hir_sdk.schema.node_index import MISSING, search_sorted
 
 K_VALUES = (20, 100)
 PROBES = DEFAULT_PROBES
@@ -526,17 +527,14 @@ def _unseen_first(
 ) -> np.ndarray:
     """Each row of `ids` (a query user's ranked list) with that user's seen ads moved to
     the end, the order of the rest kept; seen positions become -1."""
-    seen = _in_sorted(pair_keys(users[:, None], ids, num_nodes), seen_keys) & (ids >= 0)
+    seen = _seen(pair_keys(users[:, None], ids, num_nodes), seen_keys) & (ids >= 0)
     order = np.argsort(seen, axis=1, kind="stable")
     return np.where(
         np.take_along_axis(seen, order, axis=1), -1, np.take_along_axis(ids, order, axis=1)
     )
 
 
-def _in_sorted(keys: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
-    """`np.isin(keys, sorted_keys)` for sorted `sorted_keys`, by binary search (isin sorts
-    or hashes both arrays on every call; the seen pairs are sorted once)."""
-    if not sorted_keys.size:
-        return np.zeros(keys.shape, dtype=bool)
-    at = np.searchsorted(sorted_keys, keys).clip(max=sorted_keys.size - 1)
-    return sorted_keys[at] == keys
+def _seen(keys: np.ndarray, seen_keys: np.ndarray) -> np.ndarray:
+    """Whether each of `keys` (any shape) is among the sorted `seen_keys`: a binary search
+    (`np.isin` would sort or hash both arrays on every call)."""
+    return (search_sorted(seen_keys, keys.ravel()) != MISSING).reshape(keys.shape)

@@ -125,21 +125,20 @@ def choose_prior_weight(
         exclude_seen=exclude_seen,
         window=window,
     )
-    best: PriorChoice | None = None
-    overall: dict[float, float] = {}
-    for scale in half_life_scales:
-        at_scale = {weight: grid[scale, weight] for weight in sorted(weights)}
-        choice, overall[scale] = _choose_at_scale(at_scale, scale, window)
-        if best is None or overall[scale] > overall[best.half_life_scale]:
-            best = choice
-    assert best is not None
-    return dataclasses.replace(best, scale_scores=overall)
+    return _best_scale(
+        {
+            scale: _choose_at_scale(
+                {weight: grid[scale, weight] for weight in sorted(weights)}, window
+            )
+            for scale in half_life_scales
+        }
+    )
 
 
 def _choose_at_scale(
-    results: dict[float, ConversionRecall], scale: float, window: str
+    results: dict[float, ConversionRecall], window: str
 ) -> tuple[PriorChoice, float]:
-    """The weights chosen from each weight's recall with the prior at half-life `scale`,
+    """The weights chosen from each weight's recall with the prior at one half-life scale,
     and the mean recall over K of all the window's pairs at them."""
     scores: dict[float, float] = {}
     cold: dict[float, float] = {}
@@ -153,7 +152,7 @@ def _choose_at_scale(
         if with_history and result.without_history:
             values = result.without_history[method]
             cold[weight] = sum(values) / len(values)
-    choice = dataclasses.replace(_choice(scores, window, with_history), half_life_scale=scale)
+    choice = _choice(scores, window, with_history)
     if not cold:
         return choice, scores[choice.weight]
     cold_weight = max(choice.weight, _best(cold))
@@ -231,19 +230,26 @@ def choose_blend_decay(
     start = graph.manifest.time.validation_start
     truth_user = np.searchsorted(ranked.users, ranked.truth["user"].to_numpy())
     ad = ranked.truth["ad"].to_numpy()[:, None]
-    best: PriorChoice | None = None
-    overall: dict[float, float] = {}
+    found: dict[float, tuple[PriorChoice, float]] = {}
     for scale in half_life_scales:
         prior = engagement_prior(graph, ranked.ads, start, scale)
         choice = choose_blend_weight(ranked, scores, prior, weights=weights, k_values=k_values)
         top = ranked.rank(scores + choice.weight * prior[None, :], max(k_values))
         hits = [(top[truth_user, :k] == ad).any(axis=1).mean() for k in k_values]
-        overall[scale] = float(np.mean(hits))
-        if best is None or overall[scale] > overall[best.half_life_scale]:
-            best = dataclasses.replace(choice, half_life_scale=scale)
-    if best is None:
+        found[scale] = (choice, float(np.mean(hits)))
+    return _best_scale(found)
+
+
+def _best_scale(found: dict[float, tuple[PriorChoice, float]]) -> PriorChoice:
+    """Of each half-life scale's choice and the mean recall over K of all the window's
+    pairs at its weights, the choice of the best scale (ties: the earlier one), holding
+    every scale's recall."""
+    if not found:
         raise ValueError("half_life_scales is empty: no decay to choose the prior's from")
-    return dataclasses.replace(best, scale_scores=overall)
+    overall = {scale: recall for scale, (_, recall) in found.items()}
+    best = max(overall.values())
+    scale = next(s for s, recall in overall.items() if recall == best)
+    return dataclasses.replace(found[scale][0], half_life_scale=scale, scale_scores=overall)
 
 
 def _best(scores: dict[float, float]) -> float:

@@ -41,11 +41,9 @@ def engagement_prior(
     edges = np.arange(graph.edges_before(cutoff))
     if np.isinf(half_life_scale):
         weight = graph.weight[edges].astype(np.float64)
-    elif edges.size:
+    else:
         age = (cutoff - graph.ts[edges]) / half_life_scale
         weight = graph.decayed(graph.weight[edges], age, graph.etype[edges])
-    else:
-        weight = np.zeros(0)
     into = np.bincount(graph.dst[edges], weights=weight, minlength=graph.num_nodes)
     return np.log1p(into[nodes]).astype(np.float32)
 
