@@ -106,7 +106,8 @@ class DistillConfig:
     # that engagement shapes, and do not pull it towards balanced clusters)
     shapes_encoder: bool = True
     # shares of `steps` after which the prototypes are re-seated on the teacher's
-    # embeddings of `seed_rows` training anchors by hierarchical k-means
+    # embeddings of `seed_rows` training anchors by hierarchical k-means (not in a warm
+    # start whose cluster terms only read the space: see `seed_steps`)
     seed_prototypes_at: tuple[float, ...] = (0.5, 0.8)
     seed_rows: int = 8192
     # node types whose anchors seed them; empty: the types engaged with (the destinations
@@ -126,8 +127,15 @@ class DistillConfig:
                 "DistillConfig: seed_prototypes_at shares must be in (0, 1], seed_rows >= 1"
             )
 
-    def seed_steps(self, steps: int) -> set[int]:
-        """The steps (1-based, after the update) at which the prototypes are seeded."""
+    def seed_steps(self, steps: int, *, warm_start: bool = False) -> set[int]:
+        """The steps (1-based, after the update) at which the prototypes are seeded.
+
+        None in a warm start without `shapes_encoder`: there the prototypes shape nothing
+        but the clusters, the run starts from prototypes already seated on its init
+        run's embeddings, and the cluster terms keep them on the space as it moves; a
+        seeding would cost a pass of the teacher over `seed_rows` broad views."""
+        if warm_start and not self.shapes_encoder:
+            return set()
         return {max(1, round(share * steps)) for share in self.seed_prototypes_at}
 
     def teacher_epsilon_at(self, step: int) -> float:
