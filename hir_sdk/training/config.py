@@ -106,8 +106,8 @@ class DistillConfig:
     # that engagement shapes, and do not pull it towards balanced clusters)
     shapes_encoder: bool = True
     # shares of `steps` after which the prototypes are re-seated on the teacher's
-    # embeddings of `seed_rows` training anchors by hierarchical k-means (not in a warm
-    # start whose cluster terms only read the space: see `seed_steps`)
+    # embeddings of `seed_rows` training anchors by hierarchical k-means (where the
+    # cluster terms only read the space, fewer: see `seed_steps`)
     seed_prototypes_at: tuple[float, ...] = (0.5, 0.8)
     seed_rows: int = 8192
     # node types whose anchors seed them; empty: the types engaged with (the destinations
@@ -130,13 +130,15 @@ class DistillConfig:
     def seed_steps(self, steps: int, *, warm_start: bool = False) -> set[int]:
         """The steps (1-based, after the update) at which the prototypes are seeded.
 
-        None in a warm start without `shapes_encoder`: there the prototypes shape nothing
-        but the clusters, the run starts from prototypes already seated on its init
-        run's embeddings, and the cluster terms keep them on the space as it moves; a
-        seeding would cost a pass of the teacher over `seed_rows` broad views."""
-        if warm_start and not self.shapes_encoder:
-            return set()
-        return {max(1, round(share * steps)) for share in self.seed_prototypes_at}
+        Without `shapes_encoder` the prototypes shape nothing but the clusters, so a
+        seeding matters only as the last one re-seats them: such a run seeds once, at its
+        last share, and a warm start not at all (it starts from prototypes seated on its
+        init run's embeddings, and the cluster terms keep them on the space as it moves).
+        Each seeding left out saves a pass of the teacher over `seed_rows` broad views."""
+        steps_at = {max(1, round(share * steps)) for share in self.seed_prototypes_at}
+        if self.shapes_encoder or not steps_at:
+            return steps_at
+        return set() if warm_start else {max(steps_at)}
 
     def teacher_epsilon_at(self, step: int) -> float:
         """The teacher's Sinkhorn epsilon at a training step (the temperature schedule)."""

@@ -132,13 +132,17 @@ def test_warm_start_begins_with_the_earlier_runs_weights(tiny_world, refresh_run
     assert 'init_from = "' in (tmp_path / "warm" / "config.toml").read_text()
 
 
-@pytest.mark.parametrize(("warm", "shapes"), [(True, True), (True, False), (False, False)])
-def test_only_a_warm_start_whose_clusters_read_the_space_keeps_its_prototypes(
-    tiny_world, refresh_run, tmp_path, monkeypatch, warm, shapes
+@pytest.mark.parametrize(
+    ("warm", "shapes", "steps"),
+    [(False, True, [1, 2]), (True, True, [1, 2]), (False, False, [2]), (True, False, [])],
+)
+def test_prototypes_are_seeded_where_the_seeding_counts(
+    tiny_world, refresh_run, tmp_path, monkeypatch, warm, shapes, steps
 ):
-    """Without `shapes_encoder` the prototypes give the clusters only, so a warm start
-    keeps those it starts from (seated on its init run's embeddings) instead of re-seating
-    them; a first run, and a warm start whose clusters shape the encoder, seed them."""
+    """Seeded at the shares 0.5 and 0.8 of 2 steps while the clusters shape the encoder.
+    Without `shapes_encoder` the prototypes give the clusters only: a first run seeds
+    once, at the last share (the last seeding re-seats them whatever came before), and a
+    warm start keeps those it starts from."""
     config = dataclasses.replace(
         REFRESH,
         objectives="as_configured",  # keep `shapes_encoder` as set, whatever the text says
@@ -148,7 +152,7 @@ def test_only_a_warm_start_whose_clusters_read_the_space_keeps_its_prototypes(
     seeded: list[int] = []
     monkeypatch.setattr(Trainer, "_seed_prototypes", lambda self: seeded.append(self.step))
     Trainer(tiny_world, tmp_path / "run", config).fit(progress=False)
-    assert seeded == ([] if warm and not shapes else [1, 2])  # shares 0.5 and 0.8 of 2 steps
+    assert seeded == steps
 
 
 def test_warm_start_refuses_runs_that_read_later_data_or_do_not_fit(
