@@ -225,6 +225,7 @@ def build_knowledge(
     as_of: int | None = None,
     pool_from: dict[str, tuple[str, ...]] | None = None,
     batch_size: int = 64,
+    like: KnowledgeBase | None = None,
 ) -> KnowledgeBase:
     """Embed the dataset's content and pool it to content-less nodes.
 
@@ -237,6 +238,11 @@ def build_knowledge(
             `{"advertiser": ("product", "ad"), "campaign": ("ad",)}`, restricted to the
             node types the manifest declares. `{}` turns pooling off.
         batch_size: texts per forward pass of the encoder.
+        like: a knowledge base built from the same dataset and graph (at any `as_of`),
+            whose own content rows are taken instead of embedding the text again: they
+            do not depend on the time, only the pooled rows do. Cached text vectors
+            still cost a hash and a lookup per text, which repeated snapshots (one per
+            day) would pay every time.
 
     Returns:
         The knowledge base: rows of content nodes first (in index order), then pooled rows.
@@ -249,15 +255,29 @@ def build_knowledge(
     content = dataset.content
     if content is None:
         return KnowledgeBase(np.zeros((0, DIM), dtype=np.float32), row_of, source)
-    columns = [c for c in content.columns if c not in ("index", *CONTENT_COLUMNS)]
-    blocks = [encoder.encode(content["text"].to_list(), batch_size=batch_size)]
-    blocks += [_vector_column(content, c, dataset.root / CONTENT_FILE) for c in columns]
-    parts = (("text", DIM), *((c, b.shape[1]) for c, b in zip(columns, blocks[1:], strict=True)))
-    vectors = np.concatenate(blocks, axis=1)  # (C, D)
     own = content["index"].to_numpy().astype(np.int64)
+    if like is not None:
+        vectors, parts = _own_rows(like, own, num_nodes), like.parts
+    else:
+        columns = [c for c in content.columns if c not in ("index", *CONTENT_COLUMNS)]
+        blocks = [encoder.encode(content["text"].to_list(), batch_size=batch_size)]
+        blocks += [_vector_column(content, c, dataset.root / CONTENT_FILE) for c in columns]
+        widths = ((c, b.shape[1]) for c, b in zip(columns, blocks[1:], strict=True))
+        parts = (("text", DIM), *widths)
+        vectors = np.concatenate(blocks, axis=1)  # (C, D)
     row_of[own] = np.arange(len(own))
     source[own] = CONTENT
     targets, pooled = _pool(graph, row_of, vectors, _pool_types(dataset, pool_from), parts, as_of)
     row_of[targets] = len(own) + np.arange(len(targets))
     source[targets] = POOLED
     return KnowledgeBase(np.concatenate([vectors, pooled]), row_of, source, parts, as_of)
+
+
+def _own_rows(like: KnowledgeBase, own: np.ndarray, num_nodes: int) -> np.ndarray:
+    """`like`'s rows of the content nodes `own` (its first rows, in that order)."""
+    if like.num_nodes != num_nodes or not (
+        (like.source[own] == CONTENT).all()
+        and np.array_equal(like.row_of[own], np.arange(len(own)))
+    ):
+        raise ValueError("build_knowledge: `like` was not built from this dataset's content")
+    return like.vectors[: len(own)]

@@ -51,16 +51,23 @@ def make_featurizer(
     then on (`AudienceRows.gather`). With an `attributes` scale, the nodes' numeric
     attributes join their statistics (`sampling.node_attributes`).
 
-    `like`: a featurizer of the same graph whose time-independent indexes and attribute
-    rows to share (only the knowledge and audience rows are rebuilt); `encoder`: the
+    `like`: a featurizer of the same graph whose time-independent parts to share (its
+    indexes, attribute rows and the knowledge's own content rows: only the pooled
+    knowledge and the audience rows are rebuilt); `encoder`: the
     content encoder to use, so that its loaded vector cache is read once across calls."""
     knowledge = None
     as_of = graph.manifest.time.validation_start if knowledge_as_of is None else knowledge_as_of
+    shared = like is not None and like.graph is graph
     if config.use_content:
         from hir_sdk.knowledge import ContentEncoder, build_knowledge
 
-        knowledge = build_knowledge(dataset, graph, encoder or ContentEncoder(), as_of=as_of)
-    shared = like is not None and like.graph is graph
+        knowledge = build_knowledge(
+            dataset,
+            graph,
+            encoder or ContentEncoder(),
+            as_of=as_of,
+            like=like.knowledge if shared else None,  # its content rows: time-independent
+        )
     if shared:
         featurizer = copy.copy(like)
         featurizer.knowledge = knowledge

@@ -220,3 +220,38 @@ def test_pooled_rows_are_never_used_before_their_as_of(tiny, encoder):
         nodes, np.full(len(nodes), as_of)
     )
     assert not unbounded[:5].any() and unbounded[5:].all()
+
+
+class _NoEncoding:
+    """An encoder that must not be asked: `like` holds the text vectors."""
+
+    def encode(self, texts, **_):  # noqa: ANN001, ANN003, ANN201
+        raise AssertionError("the text was embedded again")
+
+
+def test_like_reuses_the_content_rows_and_pools_as_of_its_own_time(
+    tiny: Tiny, write_dataset: WriteDataset, encoder: ContentEncoder
+) -> None:
+    """With `like` (a base of the same data at another time), the own content rows are
+    taken from it and only the pooling is redone: the result equals building from
+    scratch at the new time. Vector columns come along with the text."""
+    dataset, graph = tiny
+    as_of = graph.manifest.time.validation_start
+    early = build_knowledge(dataset, graph, encoder, as_of=as_of)
+    for later in (as_of + 7 * 86_400, None):
+        fresh = build_knowledge(dataset, graph, encoder, as_of=later)
+        reused = build_knowledge(dataset, graph, _NoEncoding(), as_of=later, like=early)  # type: ignore[arg-type]
+        for field in ("vectors", "row_of", "source", "parts", "pooled_as_of"):
+            assert np.array_equal(getattr(reused, field), getattr(fresh, field)), field
+    assert (early.source == 2).sum() < (fresh.source == 2).sum()  # the time matters here
+    # a base of other content is refused, not silently misread
+    fewer = dataclasses.replace(dataset, content=dataset.content.slice(1))  # one row less
+    with pytest.raises(ValueError, match="`like` was not built from this dataset's content"):
+        build_knowledge(fewer, graph, _NoEncoding(), like=early)  # type: ignore[arg-type]
+
+    images = load_dataset(write_dataset(content=image_content([[3.0, 4.0], [0.0, 2.0], None])))
+    graph = build_graph(images)
+    fused = build_knowledge(images, graph, encoder)
+    again = build_knowledge(images, graph, _NoEncoding(), like=fused)  # type: ignore[arg-type]
+    assert again.parts == (("text", 384), ("image", 2))
+    assert np.array_equal(again.vectors, fused.vectors)
