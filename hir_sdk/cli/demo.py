@@ -49,8 +49,9 @@ if TYPE_CHECKING:
 SYNTHETIC = "synthetic"
 QUICK = "quick"
 QUICK_STEPS = 120  # the quick world's encoder steps (refreshes of 40): see quick_encoder
-# the stages' seconds in the recorded quick demo (as STAGE_SHARES for the full run)
-QUICK_SHARES = [1.5, 106.0, 64.0, 0.2, 39.0, 21.0]
+# about the stages' seconds in the recorded quick demo (benchmarks/results/demo.md; as
+# STAGE_SHARES for the full run)
+QUICK_SHARES = [4.0, 32.0, 43.0, 0.3, 31.0, 17.0]
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -87,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     check_free(out, kind="demo", overwrite=args.overwrite)  # before any import or work
     settings = demo_settings(args)  # checked before any work too
     # writing the data, then `hir run`'s stages
-    step = Progress([3.0, *QUICK_SHARES] if _quick(args) else [10.0, *STAGE_SHARES])
+    step = Progress([0.5, *QUICK_SHARES] if _quick(args) else [10.0, *STAGE_SHARES])
     with atomic_output_dir(out, kind="demo", overwrite=args.overwrite) as tmp:
         if args.dataset == SYNTHETIC:
             world = generate_world(SCALES[args.scale], args.seed)

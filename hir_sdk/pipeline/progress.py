@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import time
 
-# the stages' shares of a whole job, for the estimate of what remains: the seconds each
-# took in the recorded `make demo` run (benchmarks/results/demo.md), in stage order:
-# graph, training, snapshots, retrieval, A/B, export
-STAGE_SHARES = [3.0, 650.0, 500.0, 1.0, 230.0, 46.0]
+# the stages' shares of a whole job, for the estimate of what remains: about the seconds
+# each took in the recorded `hir run` jobs on MovieLens-100K and ml-latest-small
+# (benchmarks/results/movielens_run.md), in stage order: graph, training, snapshots,
+# retrieval, A/B, export
+STAGE_SHARES = [5.0, 190.0, 95.0, 1.0, 21.0, 19.0]
 
 
 class Progress:
