@@ -53,8 +53,8 @@ def make_featurizer(
 
     `like`: a featurizer of the same graph whose time-independent parts to share (its
     indexes, attribute rows and the knowledge's own content rows: only the pooled
-    knowledge and the audience rows are rebuilt); `encoder`: the
-    content encoder to use, so that its loaded vector cache is read once across calls."""
+    knowledge and the audience rows are rebuilt); `encoder`: the content encoder to use,
+    so that its loaded vector cache is read once across calls."""
     knowledge = None
     as_of = graph.manifest.time.validation_start if knowledge_as_of is None else knowledge_as_of
     shared = like is not None and like.graph is graph
