@@ -127,18 +127,24 @@ class DistillConfig:
                 "DistillConfig: seed_prototypes_at shares must be in (0, 1], seed_rows >= 1"
             )
 
-    def seed_steps(self, steps: int, *, warm_start: bool = False) -> set[int]:
+    def seed_steps(
+        self, steps: int, *, warm_start: bool = False, keeps_last: bool = False
+    ) -> set[int]:
         """The steps (1-based, after the update) at which the prototypes are seeded.
 
-        Without `shapes_encoder` the prototypes shape nothing but the clusters, so a
-        seeding matters only as the last one re-seats them: such a run seeds once, at its
-        last share, and a warm start not at all (it starts from prototypes seated on its
-        init run's embeddings, and the cluster terms keep them on the space as it moves).
+        Without `shapes_encoder` the prototypes shape nothing but the clusters. A warm
+        start then does not seed: it starts from prototypes seated on its init run's
+        embeddings, and the cluster terms keep them on the space as it moves. A run that
+        `keeps_last` checkpoint (a refresh run) seeds once, at its last share: that
+        seeding re-seats them whatever came before. (A run that selects its checkpoint on
+        validation seeds at every share: the checkpoint may come from before the last.)
         Each seeding left out saves a pass of the teacher over `seed_rows` broad views."""
         steps_at = {max(1, round(share * steps)) for share in self.seed_prototypes_at}
         if self.shapes_encoder or not steps_at:
             return steps_at
-        return set() if warm_start else {max(steps_at)}
+        if warm_start:
+            return set()
+        return {max(steps_at)} if keeps_last else steps_at
 
     def teacher_epsilon_at(self, step: int) -> float:
         """The teacher's Sinkhorn epsilon at a training step (the temperature schedule)."""

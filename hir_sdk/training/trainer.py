@@ -510,7 +510,9 @@ class Trainer:
         main = self.rank == 0
         log = on_rank_zero(self._start_run)  # rank 0's metrics log; None on the others
         per_epoch = len(self.schedule)
-        seed_steps = c.distill.seed_steps(c.steps, warm_start=bool(c.init_from))
+        seed_steps = c.distill.seed_steps(
+            c.steps, warm_start=bool(c.init_from), keeps_last=not self.selects
+        )
         bar = tqdm(total=stop, initial=self.step, disable=not (progress and main), desc="fit")
         self.student.train()
         # bit-identical runs: the gathers behind the bias tables accumulate gradients with

@@ -133,21 +133,30 @@ def test_warm_start_begins_with_the_earlier_runs_weights(tiny_world, refresh_run
 
 
 @pytest.mark.parametrize(
-    ("warm", "shapes", "steps"),
-    [(False, True, [1, 2]), (True, True, [1, 2]), (False, False, [2]), (True, False, [])],
+    ("warm", "shapes", "select", "steps"),
+    [
+        (False, True, "last", [1, 2]),
+        (True, True, "last", [1, 2]),
+        (False, False, "last", [2]),
+        (True, False, "last", []),
+        (False, False, "validation", [1, 2]),
+    ],
 )
 def test_prototypes_are_seeded_where_the_seeding_counts(
-    tiny_world, refresh_run, tmp_path, monkeypatch, warm, shapes, steps
+    tiny_world, refresh_run, tmp_path, monkeypatch, warm, shapes, select, steps
 ):
     """Seeded at the shares 0.5 and 0.8 of 2 steps while the clusters shape the encoder.
-    Without `shapes_encoder` the prototypes give the clusters only: a first run seeds
-    once, at the last share (the last seeding re-seats them whatever came before), and a
-    warm start keeps those it starts from."""
+    Without `shapes_encoder` the prototypes give the clusters only: a refresh run seeds
+    once, at the last share (the last seeding re-seats them whatever came before), a warm
+    start keeps those it starts from, and a run that selects its checkpoint on
+    validation seeds at every share (its checkpoint may come from before the last)."""
     config = dataclasses.replace(
         REFRESH,
         objectives="as_configured",  # keep `shapes_encoder` as set, whatever the text says
         distill=dataclasses.replace(REFRESH.distill, shapes_encoder=shapes),
         init_from=str(refresh_run) if warm else "",
+        select=select,
+        train_until="test_start" if select == "last" else "",
     )
     seeded: list[int] = []
     monkeypatch.setattr(Trainer, "_seed_prototypes", lambda self: seeded.append(self.step))
