@@ -146,22 +146,13 @@ class AudienceBasis:
             (dst, src, self.source_keys, self.source_vectors),
             (src, dst, self.destination_keys, self.destination_vectors),
         ):
-            at = _lookup(keys, hashes[other])
+            at = lookup_keys(keys, hashes[other])
             known = at >= 0
             ends.append(end[known])
             parts.append(vectors[at[known]])
         end, part = np.concatenate(ends), np.concatenate(parts).astype(np.float64)
         order = np.argsort(end, kind="stable")
-        nodes, starts = np.unique(end[order], return_index=True)
-        sums = (
-            np.add.reduceat(part[order], starts, axis=0) if len(nodes) else np.zeros((0, self.dim))
-        )
-        norms = np.linalg.norm(sums, axis=1)
-        nodes, sums, norms = nodes[norms > 0], sums[norms > 0], norms[norms > 0]
-        row_of = np.full(graph.num_nodes, -1, dtype=np.int64)
-        row_of[nodes] = np.arange(len(nodes))
-        vectors = (sums / norms[:, None]).astype(np.float32)
-        return AudienceRows(vectors, row_of, max(as_of, self.as_of))
+        return summed_rows(end[order], part[order], graph.num_nodes, max(as_of, self.as_of))
 
 
 def fit_audience_basis(
@@ -215,7 +206,23 @@ class AudienceRows:
         return out, has
 
 
-def _lookup(keys: np.ndarray, hashes: np.ndarray) -> np.ndarray:
+def summed_rows(
+    end: np.ndarray, part: np.ndarray, num_nodes: int, visible_from: int
+) -> AudienceRows:
+    """The rows of `AudienceBasis.rows` from its terms: `part` (T, r) float64 added to node
+    `end` (T,), sorted by node (each node's terms in the order they are added)."""
+    starts = np.flatnonzero(np.diff(end, prepend=-1)) if len(end) else np.zeros(0, np.int64)
+    nodes = end[starts]
+    sums = np.add.reduceat(part, starts, axis=0) if len(nodes) else np.zeros((0, part.shape[1]))
+    norms = np.linalg.norm(sums, axis=1)
+    nodes, sums, norms = nodes[norms > 0], sums[norms > 0], norms[norms > 0]
+    row_of = np.full(num_nodes, -1, dtype=np.int64)
+    row_of[nodes] = np.arange(len(nodes))
+    vectors = (sums / norms[:, None]).astype(np.float32)
+    return AudienceRows(vectors, row_of, visible_from)
+
+
+def lookup_keys(keys: np.ndarray, hashes: np.ndarray) -> np.ndarray:
     """Position of each hash in the sorted `keys`, -1 where absent."""
     if not len(keys):
         return np.full(len(hashes), -1, dtype=np.int64)

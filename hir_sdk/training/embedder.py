@@ -28,6 +28,7 @@ import torch
 from hir_sdk.errors import InputError
 from hir_sdk.graph import build_graph
 from hir_sdk.model import HierarchicalEncoder, Impl, choose_impl
+from hir_sdk.sampling.audience_terms import AudienceTerms
 from hir_sdk.sampling.loader import BatchBuilder
 from hir_sdk.schema import load_dataset
 from hir_sdk.training.as_of import parse_as_of, run_selected_until, trained_until
@@ -74,6 +75,7 @@ class Embedder:
 
             self._content = ContentEncoder()  # kept: `at` reuses its loaded vector cache
         self.audience = run_audience(self.run)  # the basis the run trained with, if any
+        self._audience_terms: AudienceTerms | None = None  # built by the first `at`
         self.attributes = run_attributes(self.run)  # its attribute scale, if any
         featurizer = make_featurizer(
             dataset,
@@ -105,6 +107,9 @@ class Embedder:
         """The same run and dataset as of another time: shares the graph and the model,
         rebuilds only what depends on the time (pooled world knowledge, audience rows,
         the views)."""
+        if self.audience is not None and self._audience_terms is None:
+            hashes = self.builder.featurizer.node_hashes
+            self._audience_terms = AudienceTerms.of(self.audience, self.graph, hashes)
         moved = copy.copy(self)
         moved.as_of = parse_as_of(as_of, self.graph.manifest.time)
         featurizer = make_featurizer(
@@ -115,6 +120,7 @@ class Embedder:
             like=self.builder.featurizer,
             encoder=self._content,
             audience=self.audience,
+            audience_terms=self._audience_terms,  # found once, for every later time
             attributes=self.attributes,
         )
         moved.builder = BatchBuilder(self.graph, self.sampler_config, featurizer=featurizer)

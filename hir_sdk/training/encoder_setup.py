@@ -18,6 +18,7 @@ from hir_sdk.graph.temporal_graph import TemporalGraph
 from hir_sdk.model import EncoderConfig
 from hir_sdk.model.config import PrototypeConfig
 from hir_sdk.sampling.audience import AUDIENCE_FILE, AudienceBasis, fit_audience_basis
+from hir_sdk.sampling.audience_terms import AudienceTerms
 from hir_sdk.sampling.node_attributes import ATTRIBUTES_FILE, AttributeScale, fit_attribute_scale
 from hir_sdk.sampling.node_features import NodeFeaturizer
 from hir_sdk.schema.dataset import Dataset
@@ -42,13 +43,16 @@ def make_featurizer(
     encoder: ContentEncoder | None = None,
     audience: AudienceBasis | None = None,
     audience_as_of: int | None = None,
+    audience_terms: AudienceTerms | None = None,
     attributes: AttributeScale | None = None,
 ) -> NodeFeaturizer:
     """Node features; with `use_content`, world knowledge pooled from structural edges
     before `knowledge_as_of` (default: the validation start). Pooled rows are only used at
     cutoffs from then on, see `KnowledgeBase.gather`. With an `audience` basis, each
     node's audience row as of `audience_as_of` (default: `knowledge_as_of`), used from
-    then on (`AudienceRows.gather`). With an `attributes` scale, the nodes' numeric
+    then on (`AudienceRows.gather`), from `audience_terms` when given (that basis's
+    `AudienceTerms` of `graph`: the same rows, without finding the pairs again). With an
+    `attributes` scale, the nodes' numeric
     attributes join their statistics (`sampling.node_attributes`).
 
     `like`: a featurizer of the same graph whose time-independent parts to share (its
@@ -76,7 +80,11 @@ def make_featurizer(
     featurizer.audience = None
     if audience is not None:
         rows_as_of = as_of if audience_as_of is None else audience_as_of
-        featurizer.audience = audience.rows(graph, rows_as_of, featurizer.node_hashes)
+        featurizer.audience = (
+            audience.rows(graph, rows_as_of, featurizer.node_hashes)
+            if audience_terms is None
+            else audience_terms.rows(rows_as_of)
+        )
     if attributes is None:
         featurizer.attributes = None
     elif not shared or like.attributes is None:

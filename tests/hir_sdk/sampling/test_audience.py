@@ -13,6 +13,7 @@ from hir_sdk.sampling.audience import (
     engagement_pairs,
     fit_audience_basis,
 )
+from hir_sdk.sampling.audience_terms import AudienceTerms
 from hir_sdk.sampling.node_features import NodeFeaturizer, stable_node_hashes
 
 ROLES = ("exposure", "click")
@@ -128,3 +129,18 @@ def test_too_few_pairs_give_no_basis(tiny_graph):
         )
         is None
     )
+
+
+def test_terms_give_the_rows_of_any_time_bit_for_bit(tiny_graph, basis_time):
+    """`AudienceTerms` (the pairs found once, masked by time) equals `AudienceBasis.rows`
+    at times before, at and after the basis time, and with no pair yet."""
+    g = tiny_graph
+    basis = fit_audience_basis(g, as_of=basis_time, roles=ROLES, dim=4, seed=0)
+    terms = AudienceTerms.of(basis, g, stable_node_hashes(g))
+    t = g.manifest.time
+    for as_of in (t.start, basis_time - 86_400, basis_time, t.validation_start, t.end):
+        want, got = basis.rows(g, as_of), terms.rows(as_of)
+        np.testing.assert_array_equal(got.vectors, want.vectors)
+        np.testing.assert_array_equal(got.row_of, want.row_of)
+        assert got.visible_from == want.visible_from
+    assert not terms.rows(t.start).has.any() and terms.rows(t.end).has.sum() > 0
