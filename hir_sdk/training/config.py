@@ -135,9 +135,10 @@ class DistillConfig:
         Without `shapes_encoder` the prototypes shape nothing but the clusters. A warm
         start then does not seed: it starts from prototypes seated on its init run's
         embeddings, and the cluster terms keep them on the space as it moves. A run that
-        `keeps_last` checkpoint (a refresh run) seeds once, at its last share: that
-        seeding re-seats them whatever came before. (A run that selects its checkpoint on
-        validation seeds at every share: the checkpoint may come from before the last.)
+        keeps its last checkpoint (`keeps_last`: a refresh run) seeds once, at its last
+        share: that seeding re-seats them whatever came before. (A run that selects its
+        checkpoint on validation seeds at every share: it may keep one from before the
+        last.)
         Each seeding left out saves a pass of the teacher over `seed_rows` broad views."""
         steps_at = {max(1, round(share * steps)) for share in self.seed_prototypes_at}
         if self.shapes_encoder or not steps_at:

@@ -52,8 +52,8 @@ def make_featurizer(
     node's audience row as of `audience_as_of` (default: `knowledge_as_of`), used from
     then on (`AudienceRows.gather`), from `audience_terms` when given (that basis's
     `AudienceTerms` of `graph`: the same rows, without finding the pairs again). With an
-    `attributes` scale, the nodes' numeric
-    attributes join their statistics (`sampling.node_attributes`).
+    `attributes` scale, the nodes' numeric attributes join their statistics
+    (`sampling.node_attributes`).
 
     `like`: a featurizer of the same graph whose time-independent parts to share (its
     indexes, attribute rows and the knowledge's own content rows: only the pooled
@@ -80,6 +80,8 @@ def make_featurizer(
     featurizer.audience = None
     if audience is not None:
         rows_as_of = as_of if audience_as_of is None else audience_as_of
+        if audience_terms is not None and audience_terms.num_nodes != graph.num_nodes:
+            raise ValueError("make_featurizer: audience_terms come from another graph")
         featurizer.audience = (
             audience.rows(graph, rows_as_of, featurizer.node_hashes)
             if audience_terms is None
