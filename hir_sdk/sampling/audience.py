@@ -24,6 +24,12 @@ are used only at cutoffs from `max(Tb, T)` on (`AudienceRows.gather`); earlier t
 count as having none. The basis is keyed by `stable_node_hashes`, so it applies to any
 version of the dataset, and it is saved in the run (`audience.npz`) so that training,
 refreshes warm-started from it, embedding and export all read one basis.
+
+`AudienceTerms` is how the rows are computed: every distinct pair of the graph once, with
+the basis row of its other end and the time of its first edge, so that the rows as of a
+time are a mask and a sum (float64, each node's terms in a fixed order, so the same
+rows bit for bit at any time). Daily arrival snapshots move one embedder through hundreds
+of times; `Embedder.at` keeps the terms of its graph and only masks them.
 """
 
 from __future__ import annotations
@@ -138,21 +144,9 @@ class AudienceBasis:
     ) -> AudienceRows:
         """Every node's row as of `as_of` (module doc), used from `max(as_of, Tb)` on.
         `hashes`: the graph's `stable_node_hashes` when already at hand (a featurizer's
-        `node_hashes`; for string ids they take a Python loop over every node)."""
-        dst, src = engagement_pairs(graph, as_of=as_of, roles=self.roles)
-        hashes = stable_node_hashes(graph) if hashes is None else hashes
-        ends, parts = [], []
-        for end, other, keys, vectors in (
-            (dst, src, self.source_keys, self.source_vectors),
-            (src, dst, self.destination_keys, self.destination_vectors),
-        ):
-            at = lookup_keys(keys, hashes[other])
-            known = at >= 0
-            ends.append(end[known])
-            parts.append(vectors[at[known]])
-        end, part = np.concatenate(ends), np.concatenate(parts).astype(np.float64)
-        order = np.argsort(end, kind="stable")
-        return summed_rows(end[order], part[order], graph.num_nodes, max(as_of, self.as_of))
+        `node_hashes`; for string ids they take a Python loop over every node). For many
+        times over one graph, build its `AudienceTerms` once."""
+        return AudienceTerms.of(self, graph, hashes).rows(as_of)
 
 
 def fit_audience_basis(
@@ -206,23 +200,76 @@ class AudienceRows:
         return out, has
 
 
-def summed_rows(
-    end: np.ndarray, part: np.ndarray, num_nodes: int, visible_from: int
-) -> AudienceRows:
-    """The rows of `AudienceBasis.rows` from its terms: `part` (T, r) float64 added to node
-    `end` (T,), sorted by node (each node's terms in the order they are added)."""
-    starts = np.flatnonzero(np.diff(end, prepend=-1)) if len(end) else np.zeros(0, np.int64)
-    nodes = end[starts]
-    sums = np.add.reduceat(part, starts, axis=0) if len(nodes) else np.zeros((0, part.shape[1]))
-    norms = np.linalg.norm(sums, axis=1)
-    nodes, sums, norms = nodes[norms > 0], sums[norms > 0], norms[norms > 0]
-    row_of = np.full(num_nodes, -1, dtype=np.int64)
-    row_of[nodes] = np.arange(len(nodes))
-    vectors = (sums / norms[:, None]).astype(np.float32)
-    return AudienceRows(vectors, row_of, visible_from)
+@dataclass(frozen=True, eq=False)
+class AudienceTerms:
+    """One term per (node, distinct pair it takes part in whose other end the basis
+    knows), sorted by node in the order `AudienceBasis.rows` adds them.
+
+    Attributes:
+        num_nodes: nodes of the graph the terms come from.
+        end: (T,) int64 node each term adds to, ascending.
+        since: (T,) int64 time of the first edge of the term's pair.
+        row: (T,) int64 row of `vectors` the term adds.
+        vectors: (Ks + Kd, r) float32 the basis' source rows, then its destination rows.
+        basis_as_of: the basis time (rows are used from `max(as_of, basis_as_of)` on).
+    """
+
+    num_nodes: int
+    end: np.ndarray
+    since: np.ndarray
+    row: np.ndarray
+    vectors: np.ndarray
+    basis_as_of: int
+
+    @classmethod
+    def of(
+        cls, basis: AudienceBasis, graph: TemporalGraph, hashes: np.ndarray | None = None
+    ) -> AudienceTerms:
+        """The terms of every `basis.roles` pair of `graph`; `hashes` as in `rows`."""
+        keep = np.isin(graph.etype, graph.role_codes(*basis.roles))
+        keys = pair_keys(graph.dst[keep], graph.src[keep], graph.num_nodes)
+        pairs, first = np.unique(keys, return_index=True)  # edges are in time order
+        since = graph.ts[keep][first]
+        dst, src = split_pair_keys(pairs, graph.num_nodes)
+        hashes = stable_node_hashes(graph) if hashes is None else hashes
+        ends, rows, times = [], [], []
+        for end, other, keys_of, base in (
+            (dst, src, basis.source_keys, 0),
+            (src, dst, basis.destination_keys, len(basis.source_keys)),
+        ):
+            at = _lookup(keys_of, hashes[other])
+            known = at >= 0
+            ends.append(end[known])
+            rows.append(at[known] + base)
+            times.append(since[known])
+        end = np.concatenate(ends)
+        order = np.argsort(end, kind="stable")
+        return cls(
+            graph.num_nodes,
+            end[order],
+            np.concatenate(times)[order],
+            np.concatenate(rows)[order],
+            np.concatenate([basis.source_vectors, basis.destination_vectors]),
+            basis.as_of,
+        )
+
+    def rows(self, as_of: int) -> AudienceRows:
+        """The rows as of `as_of`: the terms of the pairs before it, summed per node in
+        order (float64), normalized."""
+        keep = self.since < as_of
+        end, part = self.end[keep], self.vectors[self.row[keep]].astype(np.float64)
+        starts = np.flatnonzero(np.diff(end, prepend=-1)) if len(end) else np.zeros(0, np.int64)
+        nodes = end[starts]
+        sums = np.add.reduceat(part, starts, axis=0) if len(nodes) else np.zeros((0, part.shape[1]))
+        norms = np.linalg.norm(sums, axis=1)
+        nodes, sums, norms = nodes[norms > 0], sums[norms > 0], norms[norms > 0]
+        row_of = np.full(self.num_nodes, -1, dtype=np.int64)
+        row_of[nodes] = np.arange(len(nodes))
+        vectors = (sums / norms[:, None]).astype(np.float32)
+        return AudienceRows(vectors, row_of, max(as_of, self.basis_as_of))
 
 
-def lookup_keys(keys: np.ndarray, hashes: np.ndarray) -> np.ndarray:
+def _lookup(keys: np.ndarray, hashes: np.ndarray) -> np.ndarray:
     """Position of each hash in the sorted `keys`, -1 where absent."""
     if not len(keys):
         return np.full(len(hashes), -1, dtype=np.int64)

@@ -28,7 +28,7 @@ import torch
 from hir_sdk.errors import InputError
 from hir_sdk.graph import build_graph
 from hir_sdk.model import HierarchicalEncoder, Impl, choose_impl
-from hir_sdk.sampling.audience_terms import AudienceTerms
+from hir_sdk.sampling.audience import AudienceTerms
 from hir_sdk.sampling.loader import BatchBuilder
 from hir_sdk.schema import load_dataset
 from hir_sdk.training.as_of import parse_as_of, run_selected_until, trained_until

@@ -17,8 +17,12 @@ from typing import TYPE_CHECKING
 from hir_sdk.graph.temporal_graph import TemporalGraph
 from hir_sdk.model import EncoderConfig
 from hir_sdk.model.config import PrototypeConfig
-from hir_sdk.sampling.audience import AUDIENCE_FILE, AudienceBasis, fit_audience_basis
-from hir_sdk.sampling.audience_terms import AudienceTerms
+from hir_sdk.sampling.audience import (
+    AUDIENCE_FILE,
+    AudienceBasis,
+    AudienceTerms,
+    fit_audience_basis,
+)
 from hir_sdk.sampling.node_attributes import ATTRIBUTES_FILE, AttributeScale, fit_attribute_scale
 from hir_sdk.sampling.node_features import NodeFeaturizer
 from hir_sdk.schema.dataset import Dataset

@@ -9,11 +9,11 @@ import pytest
 
 from hir_sdk.sampling.audience import (
     AudienceBasis,
+    AudienceTerms,
     engagement_factors,
     engagement_pairs,
     fit_audience_basis,
 )
-from hir_sdk.sampling.audience_terms import AudienceTerms
 from hir_sdk.sampling.node_features import NodeFeaturizer, stable_node_hashes
 
 ROLES = ("exposure", "click")
@@ -132,8 +132,9 @@ def test_too_few_pairs_give_no_basis(tiny_graph):
 
 
 def test_terms_give_the_rows_of_any_time_bit_for_bit(tiny_graph, basis_time):
-    """`AudienceTerms` (the pairs found once, masked by time) equals `AudienceBasis.rows`
-    at times before, at and after the basis time, and with no pair yet."""
+    """One `AudienceTerms` (the pairs found once, masked by time) gives at every time the
+    rows `AudienceBasis.rows` builds afresh for that time: before, at and after the basis
+    time, and with no pair yet."""
     g = tiny_graph
     basis = fit_audience_basis(g, as_of=basis_time, roles=ROLES, dim=4, seed=0)
     terms = AudienceTerms.of(basis, g, stable_node_hashes(g))
