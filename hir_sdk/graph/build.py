@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -24,9 +25,8 @@ def _csr(owner: pl.Series, num_nodes: int) -> tuple[np.ndarray, np.ndarray]:
     small = np.int32 if num_nodes < 2**31 else np.int64
     keys = torch.from_numpy(np.ascontiguousarray(owner_np, dtype=small))
     order = torch.sort(keys, stable=True).indices.numpy()
-    counts = np.bincount(owner_np, minlength=num_nodes)
     ptr = np.zeros(num_nodes + 1, dtype=np.int64)
-    np.cumsum(counts, out=ptr[1:])
+    torch.cumsum(torch.bincount(keys, minlength=num_nodes), 0, out=torch.from_numpy(ptr[1:]))
     return ptr, order
 
 
@@ -57,18 +57,20 @@ def build_graph(dataset: Dataset) -> TemporalGraph:
     num_types = len(dataset.manifest.node_types)
     offsets = type_offsets(nodes, num_types)
     num_nodes = int(offsets[-1])
-    out_ptr, out_eid = _csr(edges["src"], num_nodes)
-    in_ptr, in_eid = _csr(edges["dst"], num_nodes)
+    with ThreadPoolExecutor(max_workers=1) as pool:  # torch's sort releases the GIL
+        out_csr = pool.submit(_csr, edges["src"], num_nodes)
+        in_ptr, in_eid = _csr(edges["dst"], num_nodes)
+        out_ptr, out_eid = out_csr.result()
     columns = node_feature_columns(nodes)
     return TemporalGraph(
         manifest=dataset.manifest,
         node_ids=_node_ids(nodes, offsets),
         type_offsets=offsets,
         created_ts=nodes["created_ts"].fill_null(UNKNOWN_TIME).to_numpy().astype(np.int64),
-        src=edges["src"].to_numpy().astype(np.int64),
-        dst=edges["dst"].to_numpy().astype(np.int64),
-        etype=edges["etype"].to_numpy().astype(np.int16),
-        ts=edges["ts"].to_numpy().astype(np.int64),
+        src=edges["src"].to_numpy().astype(np.int64, copy=False),
+        dst=edges["dst"].to_numpy().astype(np.int64, copy=False),
+        etype=edges["etype"].to_numpy().astype(np.int16, copy=False),
+        ts=edges["ts"].to_numpy().astype(np.int64, copy=False),
         weight=edges["weight"].to_numpy().astype(np.float32),
         out_ptr=out_ptr,
         out_eid=out_eid,

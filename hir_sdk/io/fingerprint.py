@@ -5,12 +5,16 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from pathlib import Path
+from threading import Event
 
 _CHUNK = 1 << 22
 
 
-def fingerprint_files(paths: Iterable[str | Path]) -> str:
-    """SHA-256 over the names and bytes of `paths` (in the given order), as 16 hex digits."""
+def fingerprint_files(paths: Iterable[str | Path], *, stop: Event | None = None) -> str:
+    """SHA-256 over the names and bytes of `paths` (in the given order), as 16 hex digits.
+
+    Setting `stop` (from another thread) ends the hashing early with an empty string: the
+    caller no longer wants the fingerprint."""
     digest = hashlib.sha256()
     for path in paths:
         path = Path(path)
@@ -18,6 +22,8 @@ def fingerprint_files(paths: Iterable[str | Path]) -> str:
         digest.update(b"\0")
         with path.open("rb") as handle:
             while chunk := handle.read(_CHUNK):
+                if stop is not None and stop.is_set():
+                    return ""
                 digest.update(chunk)
         digest.update(b"\0")
     return digest.hexdigest()[:16]

@@ -114,25 +114,26 @@ def type_codes(
     never decoded row by row. Values outside `names` raise `InputError`.
     """
     series = frame[column]
+    mapping = {name: i for i, name in enumerate(names)}
     if series.dtype in (pl.Categorical, pl.Enum):
         _no_nulls(frame, series, column, file)
-        physical = series.to_physical()
         present = series.unique()
-        mapping = {name: i for i, name in enumerate(names)}
-        lut = np.full(int(physical.max() or 0) + 1, -1, dtype=np.int32)
+        present_codes = present.to_physical().to_numpy()
+        lut = np.full(int(present_codes.max()) + 1, -1, dtype=np.int32)
         for code, value in zip(
-            present.to_physical().to_list(), present.cast(pl.String).to_list(), strict=True
+            present_codes.tolist(), present.cast(pl.String).to_list(), strict=True
         ):
             lut[code] = mapping.get(value, -1)
-        codes = lut[physical.to_numpy()]
+        codes = lut[series.to_physical().to_numpy()]
+        checked = bool((lut[present_codes] >= 0).all())  # every value present is declared
     elif series.dtype == pl.String:
         _no_nulls(frame, series, column, file)
-        mapping = {name: i for i, name in enumerate(names)}
         codes = series.replace_strict(mapping, default=-1, return_dtype=pl.Int32).to_numpy()
+        checked = False
     else:
         raise _mistyped(frame, column, "string", file)
-    unknown = codes < 0
-    if unknown.any():
+    unknown = None if checked else codes < 0
+    if unknown is not None and unknown.any():
         bad = frame.filter(pl.Series(unknown))
         values = sorted({str(v) for v in bad[column].head(1000).to_list()})[:5]
         raise fail_rows(
@@ -142,7 +143,7 @@ def type_codes(
             column=column,
             show=[column],
         )
-    return codes.astype(np.int32)
+    return codes.astype(np.int32, copy=False)
 
 
 def id_kind(dtype: pl.DataType) -> str | None:
@@ -242,6 +243,21 @@ def as_seconds(
     return series.cast(pl.Int64).alias(column)
 
 
+def _within(series: pl.Series, *, non_negative: bool, float32: bool) -> bool:
+    """True when a null-free Float64 column passes every check of `as_number`, from its
+    smallest and largest values alone (a NaN makes both NaN); False sends the column
+    through the row-by-row checks that name the offending rows."""
+    if series.null_count() or not len(series):
+        return False
+    values = series.to_numpy()
+    low, high = float(values.min()), float(values.max())
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return False
+    if non_negative and low < 0:
+        return False
+    return not (float32 and max(-low, high) > FLOAT32_MAX)
+
+
 def as_number(
     frame: pl.DataFrame,
     column: str,
@@ -259,6 +275,8 @@ def as_number(
     series = series.cast(pl.Float64)
     if not nullable:
         _no_nulls(frame, series, column, file)
+    if _within(series, non_negative=non_negative, float32=float32):
+        return series
     bad = series.is_nan() | series.is_infinite()
     if bad.any():
         raise fail_rows(

@@ -11,8 +11,10 @@ DATA/
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from threading import Event
 
 import polars as pl
 
@@ -48,22 +50,33 @@ def load_dataset(root: str | Path) -> Dataset:
     if not root.is_dir():
         raise InputError("dataset folder not found", file=root)
     manifest = load_manifest(root / MANIFEST_FILE)
-    nodes = validate_nodes(read_table(root / NODES_FILE), manifest, root / NODES_FILE)
-    edges = validate_edges(read_table(root / EDGES_FILE), manifest, nodes, root / EDGES_FILE)
     content_path = root / CONTENT_FILE
-    content = (
-        validate_content(read_table(content_path), manifest, nodes, content_path)
-        if content_path.exists()
-        else None
-    )
+    has_content = content_path.exists()
     files = [root / MANIFEST_FILE, root / NODES_FILE, root / EDGES_FILE]
-    if content is not None:
-        files.append(content_path)
-    return Dataset(
-        root=root,
-        manifest=manifest,
-        nodes=nodes,
-        edges=edges,
-        content=content,
-        fingerprint=fingerprint_files(files),
-    )
+    files += [content_path] if has_content else []
+    # the fingerprint hashes the files on a thread of its own (hashing releases the GIL)
+    # while they are validated
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        stop = Event()
+        fingerprint = pool.submit(fingerprint_files, files, stop=stop)
+        try:
+            nodes = validate_nodes(read_table(root / NODES_FILE), manifest, root / NODES_FILE)
+            edges = validate_edges(
+                read_table(root / EDGES_FILE), manifest, nodes, root / EDGES_FILE
+            )
+            content = (
+                validate_content(read_table(content_path), manifest, nodes, content_path)
+                if has_content
+                else None
+            )
+        except BaseException:
+            stop.set()  # a dataset that fails validation needs no fingerprint
+            raise
+        return Dataset(
+            root=root,
+            manifest=manifest,
+            nodes=nodes,
+            edges=edges,
+            content=content,
+            fingerprint=fingerprint.result(),
+        )

@@ -48,21 +48,23 @@ def _lookup_dense(
     wanted: np.ndarray,
 ) -> np.ndarray:
     """Direct-table lookup, in blocks small enough that temporaries are reused from the
-    heap instead of freshly mapped (page faults dominate whole-array temporaries)."""
+    heap instead of freshly mapped (page faults dominate whole-array temporaries).
+
+    An id's offset from its type's lowest id, read as unsigned, is below the type's size
+    exactly when the id lies in the type's range: one comparison instead of two."""
     out = np.full(len(wanted), MISSING, dtype=np.int64)
     if not len(table):
         return out
-    highs, shift = lows + sizes, bases - lows
+    sizes, bases = sizes.astype(np.uint64), bases.astype(np.uint64)
     for lo in range(0, len(wanted), _BLOCK):
         by_type = codes[lo : lo + _BLOCK]
-        ids = wanted[lo : lo + _BLOCK]
-        outside = ids < lows[by_type]
-        outside |= ids >= highs[by_type]
-        position = ids + shift[by_type]
-        np.putmask(position, outside, 0)
-        found = table[position]
+        offset = (wanted[lo : lo + _BLOCK] - lows[by_type]).view(np.uint64)
+        outside = offset >= sizes[by_type]
+        offset += bases[by_type]
+        np.putmask(offset, outside, 0)
+        found = out[lo : lo + _BLOCK]
+        np.take(table, offset.view(np.int64), out=found)
         np.putmask(found, outside, MISSING)
-        out[lo : lo + _BLOCK] = found
     return out
 
 
@@ -84,6 +86,11 @@ def resolve(
         return joined["index"].fill_null(MISSING).to_numpy().astype(np.int64)
     wanted = ids.to_numpy()
     all_ids = nodes["node_id"].to_numpy()
+    # every type first: finding which types `codes` holds is a pass over them, needed
+    # only when some type's ids are too sparse for the table
+    dense = _dense_table(all_ids, offsets, np.arange(len(offsets) - 1))
+    if dense is not None:
+        return _lookup_dense(*dense, codes, wanted)
     types = np.flatnonzero(np.bincount(codes, minlength=len(offsets) - 1))
     dense = _dense_table(all_ids, offsets, types)
     if dense is not None:

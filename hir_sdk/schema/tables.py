@@ -14,6 +14,7 @@ and `weight` as Float64, sorted by time (ties keep file order).
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -80,8 +81,10 @@ def validate_nodes(frame: pl.DataFrame, manifest: DatasetManifest, file: Path) -
             *feature_series,
         ]
     )
-    dup = out.select(pl.struct("type_code", "node_id").is_duplicated()).to_series()
-    if dup.any():
+    out = out.sort("type_code", "node_id", maintain_order=True)
+    same = [pl.col(c) == pl.col(c).shift(1) for c in ("type_code", "node_id")]
+    if out.select((same[0] & same[1]).any()).item():  # sorted: duplicates are neighbours
+        dup = out.select(pl.struct("type_code", "node_id").is_duplicated()).to_series()
         raise fail_rows(
             "duplicate node ids (each (node_type, node_id) must appear once)",
             out.filter(dup).sort("type_code", "node_id", ROW),
@@ -89,7 +92,7 @@ def validate_nodes(frame: pl.DataFrame, manifest: DatasetManifest, file: Path) -
             column="node_id",
             show=["node_type", "node_id"],
         )
-    out = out.sort("type_code", "node_id", maintain_order=True).drop(ROW)
+    out = out.drop(ROW)
     return out.with_row_index("index").with_columns(pl.col("index").cast(pl.Int64))
 
 
@@ -110,16 +113,18 @@ def _edge_type_codes(
     specs = manifest.edge_types
     num_types = len(manifest.node_types)
 
+    size = num_types * len(rels) * num_types
+    dtype = np.int32 if size <= MAX_TRIPLE_TABLE else np.int64  # a table's keys fit int32
+
     def key(s: np.ndarray, r: np.ndarray, d: np.ndarray) -> np.ndarray:
-        return (s.astype(np.int64) * len(rels) + r) * num_types + d
+        return (s.astype(dtype) * len(rels) + r) * num_types + d
 
     declared = key(
-        np.array([node_code[x.src] for x in specs], dtype=np.int64),
-        np.array([rel_code[x.rel] for x in specs], dtype=np.int64),
-        np.array([node_code[x.dst] for x in specs], dtype=np.int64),
+        np.array([node_code[x.src] for x in specs], dtype=dtype),
+        np.array([rel_code[x.rel] for x in specs], dtype=dtype),
+        np.array([node_code[x.dst] for x in specs], dtype=dtype),
     )
     wanted = key(src, rel, dst)
-    size = num_types * len(rels) * num_types
     if size <= MAX_TRIPLE_TABLE:
         table = np.full(size, -1, dtype=np.int16)
         table[declared] = np.arange(len(specs), dtype=np.int16)
@@ -129,34 +134,22 @@ def _edge_type_codes(
     return np.where(pos == MISSING, -1, order[np.maximum(pos, 0)]).astype(np.int16)
 
 
-def validate_edges(
-    frame: pl.DataFrame, manifest: DatasetManifest, nodes: pl.DataFrame, file: Path
-) -> pl.DataFrame:
-    """Check and normalize the edges table against the manifest and the validated nodes.
+def _endpoint(
+    frame: pl.DataFrame,
+    end: str,
+    names: list[str],
+    kind: str | None,
+    nodes: pl.DataFrame,
+    offsets: np.ndarray,
+    file: Path,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Type codes and global node indices (`MISSING` where not found) of one edge end."""
+    codes = type_codes(frame, f"{end}_type", names, file, "node types")
+    ids = as_id(frame, f"{end}_id", file, kind)
+    return codes, resolve(nodes, offsets, codes, ids)
 
-    Returns columns `src, dst, etype, ts, weight`, sorted by `ts` (ties keep file order).
-    """
-    require_columns(frame, EDGE_COLUMNS, file)
-    kind = id_kind(nodes["node_id"].dtype)
-    names = list(manifest.node_types)
-    offsets = type_offsets(nodes, len(names))
-    codes, ids = {}, {}
-    for end in ("src", "dst"):
-        codes[end] = type_codes(frame, f"{end}_type", names, file, "node types")
-        ids[end] = as_id(frame, f"{end}_id", file, kind)
-    rels = sorted({spec.rel for spec in manifest.edge_types})
-    rel = type_codes(frame, "edge_type", rels, file, "edge types")
-    etype = _edge_type_codes(manifest, codes["src"], rel, codes["dst"], rels)
-    if (etype < 0).any():
-        bad = frame.filter(pl.Series(etype < 0))
-        raise fail_rows(
-            f"undeclared edge types (src_type, edge_type, dst_type); the manifest "
-            f"declares {listed(manifest.edge_type_keys)}",
-            bad,
-            file=file,
-            column="edge_type",
-            show=["src_type", "edge_type", "dst_type"],
-        )
+
+def _times(frame: pl.DataFrame, manifest: DatasetManifest, file: Path) -> pl.Series:
     ts = as_seconds(frame, "ts", file, show=EDGE_COLUMNS)
     start, stop = manifest.time.start, manifest.time.end
     outside = (ts < start) | (ts >= stop)
@@ -168,14 +161,56 @@ def validate_edges(
             column="ts",
             show=EDGE_COLUMNS,
         )
-    weight = (
-        as_number(frame, "weight", file, nullable=False, non_negative=True, float32=True)
-        if "weight" in frame.columns
-        else pl.Series("weight", np.ones(frame.height))
-    )
-    index = {}
+    return ts
+
+
+def _weights(frame: pl.DataFrame, file: Path) -> np.ndarray:
+    if "weight" not in frame.columns:
+        return np.ones(frame.height)
+    weight = as_number(frame, "weight", file, nullable=False, non_negative=True, float32=True)
+    return weight.to_numpy()
+
+
+def validate_edges(
+    frame: pl.DataFrame, manifest: DatasetManifest, nodes: pl.DataFrame, file: Path
+) -> pl.DataFrame:
+    """Check and normalize the edges table against the manifest and the validated nodes.
+
+    Returns columns `src, dst, etype, ts, weight`, sorted by `ts` (ties keep file order).
+    The columns are checked on two threads (numpy and polars release the GIL); the
+    results are read in a fixed order, so a table with several problems always gets the
+    message of the first check in that order: the source end, the destination end, the
+    edge types, the times, the weights, then endpoints missing from the nodes.
+    """
+    require_columns(frame, EDGE_COLUMNS, file)
+    kind = id_kind(nodes["node_id"].dtype)
+    names = list(manifest.node_types)
+    offsets = type_offsets(nodes, len(names))
+    rels = sorted({spec.rel for spec in manifest.edge_types})
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        ends = {
+            end: pool.submit(_endpoint, frame, end, names, kind, nodes, offsets, file)
+            for end in ("src", "dst")
+        }
+        rel = pool.submit(type_codes, frame, "edge_type", rels, file, "edge types")
+        ts = pool.submit(_times, frame, manifest, file)
+        weight = pool.submit(_weights, frame, file)
+        codes, index = {}, {}
+        for end, future in ends.items():
+            codes[end], index[end] = future.result()
+        etype = _edge_type_codes(manifest, codes["src"], rel.result(), codes["dst"], rels)
+        if (etype < 0).any():
+            bad = frame.filter(pl.Series(etype < 0))
+            raise fail_rows(
+                f"undeclared edge types (src_type, edge_type, dst_type); the manifest "
+                f"declares {listed(manifest.edge_type_keys)}",
+                bad,
+                file=file,
+                column="edge_type",
+                show=["src_type", "edge_type", "dst_type"],
+            )
+        times, weights = ts.result(), weight.result()
     for end in ("src", "dst"):
-        index[end] = resolve(nodes, offsets, codes[end], ids[end])
         dangling = index[end] < 0
         if dangling.any():
             raise fail_rows(
@@ -190,11 +225,11 @@ def validate_edges(
             "src": index["src"],
             "dst": index["dst"],
             "etype": etype,
-            "ts": ts.to_numpy(),
-            "weight": weight.to_numpy(),
+            "ts": times.to_numpy(),
+            "weight": weights,
         }
     )
-    if not ts.is_sorted():
+    if not times.is_sorted():
         out = out.sort("ts", maintain_order=True)
     return out
 

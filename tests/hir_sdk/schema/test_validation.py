@@ -126,6 +126,25 @@ CASES = {
         {"edges": EDGES.with_columns(pl.col("src_id").cast(pl.String))},
         ["column 'src_id'", "same kind as nodes.node_id"],
     ),
+    "unknown node type in a dictionary column": (
+        {
+            "edges": EDGES.with_columns(
+                pl.Series("dst_type", ["ad", "ad", "ad", "store", "ad", "ad"], dtype=pl.Categorical)
+            )
+        },
+        ["column 'dst_type'", "unknown node types ['store']", "row 3:"],
+    ),
+    "NaN weight": (
+        {"edges": EDGES.with_columns(pl.Series("weight", [1.0, 1, 1, 1, 1, float("nan")]))},
+        ["column 'weight'", "non-finite values", "row 5:"],
+    ),
+    "duplicate string node ids": (
+        {
+            "nodes": NODES.with_columns(pl.Series("node_id", ["b", "b", "x", "y", "z"])),
+            "content": CONTENT.with_columns(pl.Series("node_id", ["x", "b"])),
+        },
+        ["nodes.parquet", "duplicate node ids", "node_id='b'", "row 1:"],
+    ),
     "negative weight": (
         {"edges": EDGES.with_columns(pl.Series("weight", [1.0, -1.0, 1, 1, 1, 1]))},
         ["column 'weight'", "negative values", "row 1:"],
@@ -198,6 +217,44 @@ def test_bad_table_gives_one_message_and_exit_2(case, write_dataset, tmp_path, c
     err = _run_build(write_dataset(**tables), tmp_path, capsys)
     for fragment in expected:
         assert fragment in err, f"{case}: {fragment!r} not in {err!r}"
+
+
+# several problems in one edges table: the message is the first in the documented order
+# (source end, destination end, edge types, times, weights, endpoints missing from nodes),
+# whichever of the threads that check them finishes first
+SEVERAL = {
+    "destination type before weights and missing ends": (
+        EDGES.with_columns(
+            pl.Series("dst_type", ["ad", "ad", "ad", "store", "ad", "ad"]),
+            pl.Series("weight", [-1.0] * 6),
+            pl.Series("src_id", [99] * 6),
+        ),
+        "unknown node types ['store']",
+    ),
+    "times before weights and missing ends": (
+        EDGES.with_columns(
+            pl.Series("ts", [T0, T0, T0 + 11 * DAY, T0, T0, T0]),
+            pl.Series("weight", [-1.0] * 6),
+            pl.Series("dst_id", [99] * 6),
+        ),
+        "outside the manifest's time range",
+    ),
+    "weights before missing ends": (
+        EDGES.with_columns(pl.Series("weight", [-1.0] * 6), pl.Series("dst_id", [99] * 6)),
+        "negative values",
+    ),
+    "missing sources before missing destinations": (
+        EDGES.with_columns(pl.Series("src_id", [99] * 6), pl.Series("dst_id", [99] * 6)),
+        "(src_type, src_id)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SEVERAL))
+def test_several_problems_give_the_first_message_in_order(case, write_dataset, tmp_path, capsys):
+    edges, expected = SEVERAL[case]
+    err = _run_build(write_dataset(edges=edges), tmp_path, capsys)
+    assert expected in err, err
 
 
 def test_missing_nodes_file(write_dataset, tmp_path, capsys):
