@@ -68,11 +68,12 @@ class LoaderConfig:
 @dataclass(frozen=True)
 class TrainingBatch:
     """The teacher and student views of one batch of anchors, packed, and the views of
-    the other nodes its step reads (e.g. engagement pairs), when the loader built them."""
+    the other nodes its step reads (e.g. engagement pairs), when the loader built them.
+    A step that reads only the other views gets no anchor views (None)."""
 
     index: int
-    teacher: PackedBatch
-    student: PackedBatch
+    teacher: PackedBatch | None
+    student: PackedBatch | None
     extra: PackedBatch | None = None
 
 
@@ -187,14 +188,19 @@ class BatchBuilder:
         cutoffs: np.ndarray,
         index: int = 0,
         extra: tuple[np.ndarray, np.ndarray, ViewConfig] | None = None,
+        *,
+        anchor_views: bool = True,
     ) -> TrainingBatch:
-        """The batch's views, and those of `extra` = (nodes, cutoffs, view) if given."""
-        views = self.sampler.views(anchors, cutoffs)
+        """The batch's views (unless `anchor_views` is False), and those of `extra` =
+        (nodes, cutoffs, view) if given. Each view is a function of its nodes and cutoffs
+        alone, so leaving some out changes none of the others."""
+        views = self.sampler.views(anchors, cutoffs) if anchor_views else None
         more = None if extra is None else self.sampler.sample(*extra)
         # one BLAS thread in every process: multi-threaded BLAS sums in another order,
         # and the random-walk encodings would differ in the last bit between workers
         with one_blas_thread():
-            teacher, student = self._pack(views.teacher), self._pack(views.student)
+            teacher = None if views is None else self._pack(views.teacher)
+            student = None if views is None else self._pack(views.student)
             packed = None if more is None else self._pack(more)
         return TrainingBatch(index=index, teacher=teacher, student=student, extra=packed)
 
@@ -207,9 +213,10 @@ class _EpochBatches(Dataset):
         epoch: int,
         start: int,
         extra: ExtraViews | None = None,
+        anchors_from: int = 0,
     ) -> None:
         self.builder, self.schedule, self.epoch, self.start = builder, schedule, epoch, start
-        self.extra = extra
+        self.extra, self.anchors_from = extra, anchors_from
         self._order = schedule.epoch_order(epoch)
 
     def __len__(self) -> int:
@@ -226,6 +233,7 @@ class _EpochBatches(Dataset):
             self.schedule.cutoffs[rows],
             index,
             None if self.extra is None else self.extra(step),
+            anchor_views=step >= self.anchors_from,
         )
 
 
@@ -258,14 +266,16 @@ def make_loader(
     epoch: int,
     start_batch: int = 0,
     extra: ExtraViews | None = None,
+    anchors_from: int = 0,
 ) -> DataLoader:
     """Batches `start_batch..` of `epoch`, in order, prepared by `num_workers` processes
     (0: in the training process, synchronously; see `worker_start_method`). With `extra`,
     each batch also carries the views `extra(step)` names, step = epoch * batches per
-    epoch + batch (with forked-server workers, `extra` must pickle)."""
+    epoch + batch (with forked-server workers, `extra` must pickle). Steps before
+    `anchors_from` get no anchor views (their loss does not read them)."""
     workers = schedule.config.num_workers
     return DataLoader(
-        _EpochBatches(builder, schedule, epoch, start_batch, extra),
+        _EpochBatches(builder, schedule, epoch, start_batch, extra, anchors_from),
         batch_size=None,
         shuffle=False,
         num_workers=workers,

@@ -147,6 +147,27 @@ class DistillConfig:
             return set()
         return {max(steps_at)} if keeps_last else steps_at
 
+    def clusters_from(
+        self,
+        steps: int,
+        anchors_per_step: int,
+        *,
+        warm_start: bool = False,
+        keeps_last: bool = False,
+    ) -> int:
+        """The first step (0-based) whose loss includes the cluster terms.
+
+        Where the cluster terms only read the space and a run that keeps its last
+        checkpoint seeds once (`seed_steps`), everything they train before that seeding,
+        the prototypes alone, is re-seated by it: the teacher's passes and the terms
+        before it serve nothing the run keeps. They start just in time to fill the queue
+        the targets after the seeding are balanced over. Everywhere else: from step 0."""
+        seeds = self.seed_steps(steps, warm_start=warm_start, keeps_last=keeps_last)
+        if self.shapes_encoder or warm_start or not keeps_last or not seeds:
+            return 0
+        fill = -(-self.queue // anchors_per_step)  # steps whose anchors fill the queue
+        return max(0, min(seeds) - fill)
+
     def teacher_epsilon_at(self, step: int) -> float:
         """The teacher's Sinkhorn epsilon at a training step (the temperature schedule)."""
         if step >= self.teacher_warmup_steps:

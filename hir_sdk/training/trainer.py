@@ -106,6 +106,19 @@ class _PairTerms(NamedTuple):
     tokens: int
 
 
+class _AnchorTerms(NamedTuple):
+    """The distillation term of a step's anchors, the teacher's embeddings of their broad
+    views (for the queue) with the views' node types, the subgraph tokens through student
+    and teacher, and the per-level cluster diagnostics."""
+
+    distill: torch.Tensor
+    teacher: torch.Tensor
+    types: torch.Tensor
+    student_tokens: int
+    teacher_tokens: int
+    diagnostics: dict[str, float]
+
+
 class Trainer:
     def __init__(
         self,
@@ -304,9 +317,11 @@ class Trainer:
         *,
         share: bool = True,
         built: PackedBatch | None = None,
+        clusters: bool = True,
     ) -> _PairTerms:
         """The terms computed on the engagement pairs' views (see `_PairTerms`); `built`:
-        those views, when the loader built them (`StepPairViews`)."""
+        those views, when the loader built them (`StepPairViews`); without `clusters`, no
+        cross-view cluster term (zero), and no teacher pass for it."""
         c = self.config
         # this rank's share of the pairs (validation: all of them, see `validate`)
         ranks = (self.rank, self.world_size) if share else (0, 1)
@@ -330,7 +345,7 @@ class Trainer:
             log_q=self._log_q(s, mine) if c.engagement.logq_correction else None,
         )
         cross = torch.zeros((), device=self.device)
-        if c.distill.cross_weight > 0:
+        if clusters and c.distill.cross_weight > 0:
             with torch.no_grad():
                 zt = self.teacher(inputs, self.impl).embedding[: 2 * count]
             q_src, q_dst = zip(
@@ -357,8 +372,58 @@ class Trainer:
         )
 
     def _losses(
-        self, batch, seed: int, step: int, sampler: EngagementSampler, *, learn: bool = True
+        self,
+        batch,
+        seed: int,
+        step: int,
+        sampler: EngagementSampler,
+        *,
+        learn: bool = True,
+        clusters: bool = True,
     ) -> tuple[torch.Tensor, dict[str, float]]:
+        """The step's loss and metrics. Without `clusters` (see `DistillConfig.clusters_from`)
+        the cluster terms are zero and left out of the metrics, with every pass they need:
+        the anchors' views through student and teacher, and the teacher's pass over the
+        pairs' views."""
+        c = self.config
+        anchors = self._anchor_terms(batch, step, learn=learn) if clusters else None
+        built = batch.extra if learn else None  # the loader's views are of a rank's share
+        pairs = self._engagement(
+            self.student, sampler, seed, step, share=learn, built=built, clusters=clusters
+        )
+        distill = anchors.distill if anchors else torch.zeros((), device=self.device)
+        loss = (
+            c.distill.weight * distill
+            + c.engagement.weight * pairs.engagement
+            + c.distill.cross_weight * pairs.cross
+            + c.content.weight * pairs.content
+            + c.collaborative.weight * pairs.collaborative
+        )
+        if anchors and learn:  # every rank queues the whole batch, as one rank would
+            self.queue.push(*gather_shares(anchors.teacher, anchors.types))
+        metrics = {"loss": loss.item()}
+        if anchors:
+            metrics |= {"distill": distill.item(), "cross": pairs.cross.item()}
+        metrics |= {
+            "content": pairs.content.item(),
+            "collaborative": pairs.collaborative.item(),
+            "engagement": pairs.engagement.item(),
+            "engagement_acc": float(
+                ((pairs.pos > 0).float().mean() + (pairs.neg < 0).float().mean()) / 2
+            ),
+            # subgraph tokens through the student (forward and backward) and through the
+            # teacher (forward only; the pairs' views go through both): training compute
+            "student_tokens": (anchors.student_tokens if anchors else 0) + pairs.tokens,
+            "teacher_tokens": (anchors.teacher_tokens if anchors else 0)
+            + (pairs.tokens if anchors and c.distill.cross_weight > 0 else 0),
+        }
+        if anchors:
+            metrics |= anchors.diagnostics
+        return loss, metrics
+
+    def _anchor_terms(self, batch, step: int, *, learn: bool) -> _AnchorTerms:
+        """The distillation term of the step's anchors: the student's clusters of their
+        views against the teacher's balanced targets of their broad views."""
         c = self.config
         student_inputs = self._inputs(batch.student)
         if c.distill.mask_anchor_id:
@@ -376,39 +441,20 @@ class Trainer:
             targets,
             student_temperature=c.distill.student_temperature,
         )
-        built = batch.extra if learn else None  # the loader's views are of a rank's share
-        pairs = self._engagement(self.student, sampler, seed, step, share=learn, built=built)
-        loss = (
-            c.distill.weight * distill
-            + c.engagement.weight * pairs.engagement
-            + c.distill.cross_weight * pairs.cross
-            + c.content.weight * pairs.content
-            + c.collaborative.weight * pairs.collaborative
-        )
-        if learn:  # every rank queues the whole batch, as one rank would
-            self.queue.push(*gather_shares(teacher.embedding.float(), types))
-        metrics = {
-            "loss": loss.item(),
-            "distill": distill.item(),
-            "cross": pairs.cross.item(),
-            "content": pairs.content.item(),
-            "collaborative": pairs.collaborative.item(),
-            "engagement": pairs.engagement.item(),
-            "engagement_acc": float(
-                ((pairs.pos > 0).float().mean() + (pairs.neg < 0).float().mean()) / 2
-            ),
-            # subgraph tokens through the student (forward and backward) and through the
-            # teacher (forward only; the pairs' views go through both): training compute
-            "student_tokens": int(student_inputs.offsets[-1]) + pairs.tokens,
-            "teacher_tokens": int(teacher_inputs.offsets[-1])
-            + (pairs.tokens if c.distill.cross_weight > 0 else 0),
-        }
+        diagnostics = {}
         for level, (q, logits) in enumerate(zip(targets, student.logits, strict=True)):
             usage = cluster_usage(torch.softmax(logits.detach(), dim=1))
-            metrics[f"l{level}_usage_entropy"] = usage["usage_entropy"]
-            metrics[f"l{level}_empty_share"] = usage["empty_share"]
-            metrics[f"l{level}_target_entropy"] = cluster_usage(q)["usage_entropy"]
-        return loss, metrics
+            diagnostics[f"l{level}_usage_entropy"] = usage["usage_entropy"]
+            diagnostics[f"l{level}_empty_share"] = usage["empty_share"]
+            diagnostics[f"l{level}_target_entropy"] = cluster_usage(q)["usage_entropy"]
+        return _AnchorTerms(
+            distill,
+            teacher.embedding.float(),
+            types,
+            int(student_inputs.offsets[-1]),
+            int(teacher_inputs.offsets[-1]),
+            diagnostics,
+        )
 
     @torch.no_grad()
     def validate(self) -> dict[str, float]:
@@ -513,6 +559,9 @@ class Trainer:
         seed_steps = c.distill.seed_steps(
             c.steps, warm_start=bool(c.init_from), keeps_last=not self.selects
         )
+        clusters_from = c.distill.clusters_from(
+            c.steps, c.batch_size, warm_start=bool(c.init_from), keeps_last=not self.selects
+        )
         bar = tqdm(total=stop, initial=self.step, disable=not (progress and main), desc="fit")
         self.student.train()
         # bit-identical runs: the gathers behind the bias tables accumulate gradients with
@@ -531,7 +580,12 @@ class Trainer:
                     self.sampler_config.student,
                 )
                 loader = make_loader(
-                    self.builder, self.schedule, epoch=epoch, start_batch=index, extra=pair_views
+                    self.builder,
+                    self.schedule,
+                    epoch=epoch,
+                    start_batch=index,
+                    extra=pair_views,
+                    anchors_from=clusters_from,
                 )
                 batches = iter(loader)
                 for _ in range(min(per_epoch - index, stop - self.step)):
@@ -539,7 +593,13 @@ class Trainer:
                     batch = next(batches)
                     started = time.perf_counter()
                     with self._autocast():
-                        loss, metrics = self._losses(batch, c.seed, self.step, self.engage_train)
+                        loss, metrics = self._losses(
+                            batch,
+                            c.seed,
+                            self.step,
+                            self.engage_train,
+                            clusters=self.step >= clusters_from,
+                        )
                     forward = time.perf_counter()
                     self.optimizer.zero_grad(set_to_none=True)
                     loss.backward()

@@ -72,3 +72,26 @@ def test_ranks_share_one_draw(trainer):
     assert np.array_equal(nodes, shares[1].nodes) and np.array_equal(cutoffs, shares[1].cutoffs)
     assert view == trainer.sampler_config.student
     assert len(nodes) == len(cutoffs) == 4 * shares[1].count
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+def test_steps_before_anchors_from_get_the_pairs_views_alone(trainer, workers):
+    """The batches of steps before `anchors_from` carry no anchor views, and their pairs'
+    views are those of the loader that builds everything; from that step on, all views."""
+    s = trainer.schedule
+    schedule = AnchorSchedule(
+        s.anchors, s.cutoffs, dataclasses.replace(s.config, num_workers=workers)
+    )
+    views = _views(trainer)
+    full = list(make_loader(trainer.builder, schedule, epoch=0, start_batch=1, extra=views))
+    part = list(
+        make_loader(trainer.builder, schedule, epoch=0, start_batch=1, extra=views, anchors_from=3)
+    )
+    assert len(part) == len(full) >= 3
+    for step, (a, b) in enumerate(zip(part, full, strict=True), start=1):
+        _same(a.extra, b.extra)
+        if step < 3:
+            assert a.teacher is None and a.student is None
+        else:
+            _same(a.teacher, b.teacher)
+            _same(a.student, b.student)

@@ -4,6 +4,7 @@ last checkpoint, and read nothing at or after `train_until`."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import shutil
 
 import numpy as np
@@ -162,6 +163,48 @@ def test_prototypes_are_seeded_where_the_seeding_counts(
     monkeypatch.setattr(Trainer, "_seed_prototypes", lambda self: seeded.append(self.step))
     Trainer(tiny_world, tmp_path / "run", config).fit(progress=False)
     assert seeded == steps
+
+
+def test_cluster_terms_start_where_their_training_is_kept():
+    """Engagement settings' refresh run of 100 steps seeds at step 80 (the last share);
+    the cluster terms start 4 steps before it, the steps whose 16 anchors each fill the
+    queue of 64. Everywhere else they run from the start."""
+    reads = DistillConfig(shapes_encoder=False, queue=64)
+    assert reads.clusters_from(100, 16, keeps_last=True) == 76
+    assert reads.clusters_from(100, 15, keeps_last=True) == 75  # 5 steps fill it
+    assert dataclasses.replace(reads, queue=4096).clusters_from(100, 16, keeps_last=True) == 0
+    assert reads.clusters_from(100, 16, keeps_last=True, warm_start=True) == 0
+    assert reads.clusters_from(100, 16) == 0  # selects on validation: seeds at every share
+    assert DistillConfig(queue=64).clusters_from(100, 16, keeps_last=True) == 0
+    assert dataclasses.replace(reads, seed_prototypes_at=()).clusters_from(100, 16) == 0
+
+
+def test_steps_before_the_cluster_terms_skip_their_passes(tiny_world, tmp_path, monkeypatch):
+    """10 steps of 16 anchors, queue 32, seeded after step 8: steps 1 to 6 train the
+    engagement terms alone (no teacher pass, no cluster metrics), steps 7 and 8 fill the
+    queue the seeding's targets are balanced over, and every step after has the terms."""
+    config = dataclasses.replace(
+        REFRESH,
+        steps=10,
+        checkpoint_every=10,
+        objectives="as_configured",
+        distill=dataclasses.replace(REFRESH.distill, shapes_encoder=False, queue=32),
+    )
+    filled: list[int] = []
+    monkeypatch.setattr(
+        Trainer,
+        "_seed_prototypes",
+        lambda self: filled.append(int((self.queue.types >= 0).sum())),
+    )
+    Trainer(tiny_world, tmp_path / "run", config).fit(progress=False)
+    records = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in records] == list(range(1, 11))
+    assert [("distill" in r, "l0_usage_entropy" in r) for r in records] == [(False, False)] * 6 + [
+        (True, True)
+    ] * 4
+    assert [r["teacher_tokens"] == 0 for r in records] == [True] * 6 + [False] * 4
+    assert all(r["student_tokens"] > 0 and np.isfinite(r["loss"]) for r in records)
+    assert filled == [32]
 
 
 def test_warm_start_refuses_runs_that_read_later_data_or_do_not_fit(
