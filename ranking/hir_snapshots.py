@@ -12,8 +12,10 @@ created since the last full snapshot (`arrival_types`), every `arrivals_every` s
 longer than that many days, they are spread evenly over it). Each embeds again the ads
 created since the full snapshot and at most `arrival_max_age` before the arrival time
 (default 120 days; an older ad keeps its latest arrival row until the next full
-snapshot). Without the bounds a log whose windows run for years would re-embed its ads
-thousands of times; spans of up to 120 days are embedded exactly as without them.
+snapshot), those older than `arrival_fresh_age` (default 14 days) only where their age
+doubles (`embed_arrivals`). Without the bounds a log whose windows run for years would
+re-embed its ads thousands of times; spans of up to 14 days are embedded exactly as
+without them.
 Without arrival snapshots an ad launched after the test start would have no HIR
 features for the whole test window.
 They run in every window alike, so rankers fit on the same kind of features they are
@@ -76,6 +78,9 @@ DEFAULT_TYPES = ("user", "ad")
 MAX_ARRIVALS = 120
 # the age up to which an arrival snapshot embeds an ad again
 ARRIVAL_MAX_AGE = 120 * DAY
+# the age up to which it embeds an ad again at every arrival snapshot; older, only where
+# the ad's age doubles (`embed_arrivals`)
+ARRIVAL_FRESH_AGE = 14 * DAY
 
 
 class Refresh(enum.Enum):
@@ -161,6 +166,7 @@ def build_hir_lookup(
     arrivals_every: int | None = DAY,
     max_arrivals: int | None = MAX_ARRIVALS,
     arrival_max_age: int | None = ARRIVAL_MAX_AGE,
+    arrival_fresh_age: int | None = ARRIVAL_FRESH_AGE,
     arrival_types: Sequence[str] = ("ad",),
     creation_latency: int | None = 60,
     refresh: Refresh | str = DEFAULT_REFRESH,
@@ -169,9 +175,10 @@ def build_hir_lookup(
     """Embed `node_types` at each refresh time with its run (one, or several: see the
     module docstring and `refresh`), the `arrival_types` created since at every
     `arrivals_every` seconds after it (at most `max_arrivals` times, evenly spaced where
-    the span holds more; each the ones at most `arrival_max_age` seconds old) and, each
-    once, `creation_latency` seconds after its
-    creation (a creation snapshot; None turns them off), and index the snapshots."""
+    the span holds more; each the ones at most `arrival_max_age` seconds old, and those
+    older than `arrival_fresh_age` only where their age doubles; None: at every one)
+    and, each once, `creation_latency` seconds after its creation (a creation snapshot;
+    None turns them off), and index the snapshots."""
     missing = [t for t in node_types if t not in graph.node_types]
     if missing:
         raise InputError(f"node types {missing} are not in the dataset {list(graph.node_types)}")
@@ -221,8 +228,10 @@ def build_hir_lookup(
                 node_types=arrivals,
                 embedder=shared,
                 max_age=arrival_max_age,
+                last=None if arrival_fresh_age is None else last,
+                fresh_age=arrival_fresh_age or 0,
             )
-            for when in refreshes
+            for last, when in zip([as_of, *refreshes], refreshes, strict=False)
         ]
         if creation_latency is not None and arrivals:
             arrived.append(

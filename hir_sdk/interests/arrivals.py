@@ -51,13 +51,20 @@ def embed_arrivals(
     checkpoint: str = "best",
     embedder: Embedder | None = None,
     max_age: int | None = None,
+    last: int | None = None,
+    fresh_age: int = 0,
 ) -> EntityEmbeddings | None:
     """The entities of `node_types` (default: those in `base`) created at or after
     `base.as_of` and before `as_of`, embedded as of `as_of` with `base`'s quantizer; None
     when there are none. With `max_age` (seconds), only those created at most that long
-    before `as_of`: an older one keeps its row of an earlier arrival snapshot. `embedder`:
-    one of the same run, checkpoint and data to reuse (moved to `as_of`), which saves
-    reloading them at every refresh."""
+    before `as_of`: an older one keeps its row of an earlier arrival snapshot. With `last`
+    (the time of the previous arrival snapshot), those created before it only while they
+    are younger than `fresh_age` seconds, and then where their age doubles: counted in
+    periods of `as_of - last`, when the number of binary digits of their age grows (ages
+    1, 2, 4, 8, ... periods). An entity's features change fastest while it is young; an
+    older one is embedded about log2(its age) times more rather than at every snapshot,
+    and keeps its latest row in between. `embedder`: one of the same run, checkpoint and
+    data to reuse (moved to `as_of`), which saves reloading them at every refresh."""
     if max_age is not None and max_age < 1:
         raise InputError(f"the arrivals' maximum age must be >= 1 second, got {max_age}")
     if embedder is None:
@@ -73,9 +80,32 @@ def embed_arrivals(
     since = base.as_of if max_age is None else max(base.as_of, embedder.as_of - max_age)
     nodes = embedder.entities(types)
     nodes = nodes[embedder.graph.created_ts[nodes] >= since]
+    if last is not None:
+        created = embedder.graph.created_ts[nodes]
+        nodes = nodes[_age_doubled(created, last, embedder.as_of, fresh_age)]
     if len(nodes) == 0:
         return None
     return _added_to(base, embedder, nodes, run=run, checkpoint=checkpoint)
+
+
+def _age_doubled(created: np.ndarray, last: int, now: int, fresh_age: int) -> np.ndarray:
+    """Whether each entity created at `created` is new since `last`, younger than
+    `fresh_age` seconds at `now`, or has an age in periods of `now - last` that gained a
+    binary digit since `last`."""
+    if not last < now:
+        raise InputError(f"the previous arrival time must come before {iso_time(now)}")
+    period = now - last
+    digits_now = _bit_length((now - created) // period)
+    digits_then = _bit_length(np.maximum(last - created, 0) // period)
+    return (created >= last) | (now - created < fresh_age) | (digits_now > digits_then)
+
+
+_POWERS_OF_TWO = 2 ** np.arange(63, dtype=np.int64)
+
+
+def _bit_length(values: np.ndarray) -> np.ndarray:
+    """`int.bit_length` of each non-negative int64: how many powers of two are <= it."""
+    return np.searchsorted(_POWERS_OF_TWO, values, side="right")
 
 
 def embed_on_creation(

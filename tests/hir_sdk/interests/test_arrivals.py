@@ -109,6 +109,42 @@ def test_max_age_embeds_only_the_recent_arrivals_and_the_same_rows(
         embed_arrivals(tiny_run, tiny_world, snapshot, "test_start", max_age=0)
 
 
+def test_after_a_previous_arrival_older_entities_come_back_where_their_age_doubles(
+    arrived, snapshot, tiny_run, tiny_world, tiny_graph
+):
+    """With `last`, an entity created before it is embedded again only while younger than
+    `fresh_age`, or where its age in periods of `as_of - last` gains a binary digit; each
+    one kept exactly as without the rule. A `fresh_age` beyond every age changes nothing."""
+    g, stop = tiny_graph, arrived.as_of
+    nodes = snapshot_nodes(arrived, g)
+    born = g.created_ts[nodes]
+    period = max(int(np.percentile(stop - born, 20)), 1)
+    last, fresh = stop - period, int(np.percentile(stop - born, 40))
+    rows = embed_arrivals(tiny_run, tiny_world, snapshot, "test_start", last=last, fresh_age=fresh)
+    assert rows is not None
+    digits = [int(x).bit_length() for x in (stop - born) // period]
+    before = [int(x).bit_length() for x in np.maximum(last - born, 0) // period]
+    want = (born >= last) | (stop - born < fresh) | (np.array(digits) > np.array(before))
+    doubled = (np.array(digits) > np.array(before)) & (born < last) & (stop - born >= fresh)
+    assert doubled.any() and (~want).any()  # some kept by the doubling alone, some left out
+    kept = snapshot_nodes(rows, g)
+    np.testing.assert_array_equal(np.sort(kept), np.sort(nodes[want]))
+    row = {int(n): i for i, n in enumerate(nodes)}
+    index = [row[int(n)] for n in kept]
+    np.testing.assert_allclose(rows.embeddings(), arrived.embeddings()[index], rtol=0, atol=1e-6)
+    every = embed_arrivals(
+        tiny_run,
+        tiny_world,
+        snapshot,
+        "test_start",
+        last=last,
+        fresh_age=int(stop - born.min()) + 1,
+    )
+    np.testing.assert_array_equal(every.embeddings(), arrived.embeddings())
+    with pytest.raises(InputError, match="previous arrival time must come before"):
+        embed_arrivals(tiny_run, tiny_world, snapshot, "test_start", last=stop)
+
+
 def test_nothing_new_is_none_and_a_time_before_the_base_is_refused(
     snapshot, tiny_run, tiny_world, tiny_graph
 ):
