@@ -12,6 +12,9 @@ of the candidates' embeddings:
   scores (-inf = no candidate) whose blocks of 256 bags each have the width of their
   longest bag (the search sorts bags by volume, so blocks waste little). A batch of many
   bags shares cells, so the number of matmuls grows with the cells probed, not the bags.
+  Each cell's bags are consecutive in one gathered (P, D) copy of the queries, and the
+  cells are split into ranges of about equal work, one per search thread: the ranges
+  write disjoint slots, and the matmuls run outside the GIL.
 - Then, 256 bags at a time (cache-sized, on the search's threads), only the candidates
   within the rounding margin of their bag's k-th best fast score are gathered and scored
   exactly (`rescoring.near_best`, `rescoring.exact_top`); their positions come from the
@@ -34,6 +37,15 @@ from hir_sdk.ranking.retrieval.rescoring import exact_top, near_best
 EXACT_ROWS = 256  # bags per near-best / exact pass: their buffers stay in cache
 
 
+def cell_ranges(work: np.ndarray, parts: int) -> list[range]:
+    """`parts` consecutive ranges of the cells 0..G-1 with about equal total `work` (G,)
+    each (some may be empty)."""
+    total = np.cumsum(work)
+    shares = np.arange(1, parts) / parts * (total[-1] if work.size else 0)
+    bounds = [0, *np.searchsorted(total, shares).tolist(), len(work)]
+    return [range(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
 def rescore_cells(
     scan: PostingScan,
     bag: np.ndarray,
@@ -41,6 +53,7 @@ def rescore_cells(
     queries: np.ndarray,
     k: int,
     mapper: Callable[..., Iterable[Any]] = map,
+    parts: int = 1,
 ) -> np.ndarray:
     """(B, k) int64 keys (`ordered_topk`, PAD_KEY-filled) of each bag's best k items of
     its cells by exact inner product, then row.
@@ -52,7 +65,10 @@ def rescore_cells(
         cell: (P,) int64 codebook-0 token of each pair, unique within a bag.
         queries: (B, D) float32 query embeddings.
         k: results per bag.
-        mapper: runs the exact passes (`map`, or a thread pool's `map`).
+        mapper: runs the cell loop's parts and the exact passes (`map`, or a thread
+            pool's `map`).
+        parts: how many ranges of cells the cell loop is split into, each run by
+            `mapper` (the search's thread count); they write disjoint slots.
     """
     assert scan.vectors is not None
     offsets, vectors = scan.offsets, scan.vectors
@@ -72,15 +88,28 @@ def rescore_cells(
     bag_first = np.cumsum(per_bag) - per_bag  # (B,)
     start = np.take(row_base - bag_first, bag) + pair_first  # (P,) flat slot, ascending
     fast = np.full(int((widths * heights).sum()), -np.inf, dtype=np.float32)
+    # the pairs by cell (by bag within a cell), each cell's queries gathered once, in order
     by_cell = np.argsort(cell, kind="stable")
-    bounds = np.flatnonzero(np.diff(cell[by_cell])) + 1
+    cell_first = np.flatnonzero(np.diff(np.take(cell, by_cell), prepend=-1))  # (G,)
+    cell_queries = np.diff(np.append(cell_first, len(by_cell)))  # (G,) bags per cell
+    cell_lo = np.take(lo, np.take(by_cell, cell_first))  # (G,) first position of each cell
+    cell_size = np.take(lengths, np.take(by_cell, cell_first))  # (G,)
+    sorted_queries = np.take(queries, np.take(bag, by_cell), axis=0)  # (P, D)
+    sorted_start = np.take(start, by_cell)  # (P,)
     span = np.arange(int(lengths.max()) if lengths.size else 0)
-    for group in np.split(by_cell, bounds) if bag.size else []:
-        first, size = int(lo[group[0]]), int(lengths[group[0]])
-        if size == 0:
-            continue
-        scores = np.matmul(np.take(queries, bag[group], axis=0), vectors[first : first + size].T)
-        fast[start[group][:, None] + span[:size]] = scores  # (q, n) into the q bags' rows
+    first_l, count_l = cell_first.tolist(), cell_queries.tolist()
+    lo_l, size_l = cell_lo.tolist(), cell_size.tolist()
+
+    def scan_cells(cells: range) -> None:  # disjoint slots of `fast` per range of cells
+        for g in cells:
+            first, size = first_l[g], size_l[g]
+            if size == 0:
+                continue
+            rows = slice(first, first + count_l[g])
+            scores = np.matmul(sorted_queries[rows], vectors[lo_l[g] : lo_l[g] + size].T)
+            fast[sorted_start[rows, None] + span[:size]] = scores  # (q, n) into q bags' rows
+
+    list(mapper(scan_cells, cell_ranges(cell_queries * cell_size, parts)))
 
     def exact(j: int) -> None:
         rows = slice(blocks[j], blocks[j] + heights[j])

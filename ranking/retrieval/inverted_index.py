@@ -42,7 +42,6 @@ from typing import Literal
 
 import numpy as np
 import torch
-from threadpoolctl import threadpool_limits
 
 from hir_sdk.errors import InputError
 from hir_sdk.ranking.retrieval.cell_scan import EXACT_ROWS, rescore_cells
@@ -59,6 +58,7 @@ from hir_sdk.ranking.retrieval.posting_scan import PostingScan
 from hir_sdk.ranking.retrieval.saved_arrays import read_arrays, write_arrays
 from hir_sdk.ranking.retrieval.search_result import SearchResult
 from hir_sdk.ranking.retrieval.token_bags import TokenBags
+from hir_sdk.sampling.blas_threads import one_blas_thread
 
 TokenWeighting = Literal["idf", "uniform"]
 TOKEN_WEIGHTINGS = ("idf", "uniform")
@@ -249,16 +249,19 @@ class InvertedIndex:
 
         parallel = threads > 1 and num_bags > (EXACT_ROWS if cells else batch_size)
         pool = ThreadPoolExecutor(threads) if parallel else None
-        # one BLAS thread per search thread: OpenBLAS's own spinning threads would compete
-        # with ours for the cores (the cell scan ran no faster on 2 threads)
-        with threadpool_limits(1, "blas") if pool else nullcontext(), pool or nullcontext():
+        # one BLAS thread per search thread, one thread in all without a pool: OpenBLAS's
+        # own threads for each small matmul would compete with ours (and with any other
+        # process) for the cores
+        with one_blas_thread(), pool or nullcontext():
             mapper = pool.map if pool else map
             if cells:  # one cell scan per CELL_BATCH bags, its exact passes on the threads
                 assert queries is not None
                 for start in range(0, num_bags, CELL_BATCH):
                     which = by_load[start : start + CELL_BATCH]
                     bag, cell = cell_pairs(which)  # by bag, then cell
-                    out[which] = rescore_cells(scan, bag, cell, queries[which], k, mapper)
+                    out[which] = rescore_cells(
+                        scan, bag, cell, queries[which], k, mapper, threads if pool else 1
+                    )
             else:
                 list(mapper(run, range(0, num_bags, batch_size)))
         scores, rows = decode_keys(out)

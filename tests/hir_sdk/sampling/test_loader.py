@@ -136,18 +136,21 @@ def test_iterating_the_loader_leaves_the_thread_settings_as_they_were(setup):
 
 
 def test_samplers_in_two_threads_give_the_blas_threads_back(setup, monkeypatch):
-    """Thread B starts encoding while thread A is inside its one-BLAS-thread block (their
-    blocks would overlap as A in, B in, A out, B out): each encodes with one BLAS thread,
-    and afterwards BLAS has the thread count it had before."""
+    """Thread B starts encoding while thread A is inside its one-BLAS-thread block, and
+    the blocks overlap as A in, B in, A out, B out: each encodes with one BLAS thread (B
+    still after A's block has ended), and afterwards BLAS has the thread count it had
+    before."""
     graph, anchors, cutoffs = setup
     builder = BatchBuilder(graph)
     before = thread_settings()
     if all(n == 1 for api, n in before[0] if api == "blas"):
         pytest.skip("BLAS runs one thread here: a lost thread count would not show")
+    with blas_threads.one_blas_thread():  # the main thread sets the count first: threads
+        pass  # A and B must still be able to set it (threadpoolctl's controlling thread)
     a_in, b_arrived, a_out = threading.Event(), threading.Event(), threading.Event()
     inside = {}  # the BLAS thread counts each thread encoded with
 
-    class Announced:  # B says when it reaches the block, whether it waits there or not
+    class Announced:  # B says when it reaches the block
         def __init__(self, lock):
             self.lock = lock
 
@@ -169,6 +172,9 @@ def test_samplers_in_two_threads_give_the_blas_threads_back(setup, monkeypatch):
             b_arrived.wait()
         else:
             a_out.wait()
+            inside["B after A"] = {
+                d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"
+            }
         return pack(self, sub)
 
     def a():
@@ -179,14 +185,14 @@ def test_samplers_in_two_threads_give_the_blas_threads_back(setup, monkeypatch):
         a_in.wait()
         builder.build_view(anchors[8:16], cutoffs[8:16], builder.sampler.config.student)
 
-    monkeypatch.setattr(blas_threads, "_serial", Announced(blas_threads._serial))
+    monkeypatch.setattr(blas_threads, "_lock", Announced(blas_threads._lock))
     monkeypatch.setattr(BatchBuilder, "_pack", ordered_pack)
     threads = [threading.Thread(target=a, name="A"), threading.Thread(target=b, name="B")]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert inside == {"A": {1}, "B": {1}}  # every BLAS library loaded
+    assert inside == {"A": {1}, "B": {1}, "B after A": {1}}  # every BLAS library loaded
     assert thread_settings() == before
 
 

@@ -88,3 +88,18 @@ def test_cell_scan_of_dense_bags_equals_their_token_bags(world) -> None:
     found = index.search(dense, K, query_embeddings=queries, gather_codebooks=1)
     assert np.array_equal(found.rows, sparse.rows)
     assert np.array_equal(found.scores, sparse.scores)
+
+
+@pytest.mark.parametrize("parts", [1, 2, 3, 8])
+def test_cell_ranges_cover_every_cell_once_with_balanced_work(parts) -> None:
+    work = np.array([5, 1, 1, 9, 0, 2, 2, 4, 6, 1], dtype=np.int64)
+    ranges = cell_scan.cell_ranges(work, parts)
+    assert len(ranges) == parts
+    assert [g for r in ranges for g in r] == list(range(len(work)))  # in order, no gap
+    loads = [int(work[list(r)].sum()) for r in ranges]
+    # each cut lies at the first cell where the cumulative work reaches its share
+    assert max(loads) <= work.sum() / parts + work.max()
+
+
+def test_cell_ranges_of_no_cells() -> None:
+    assert [list(r) for r in cell_scan.cell_ranges(np.zeros(0, np.int64), 2)] == [[], []]
