@@ -52,8 +52,9 @@ from hir_sdk.io.output_folder import Inputs
 from hir_sdk.ranking.baselines import XGBoostConfig
 from hir_sdk.ranking.features import AsOfFeatures
 from hir_sdk.ranking.hir_lookup import HirLookup
-from hir_sdk.ranking.hir_snapshots import DEFAULT_REFRESH, Refresh, build_hir_lookup
+from hir_sdk.ranking.hir_snapshots import build_hir_lookup
 from hir_sdk.ranking.ranker import Ranker, RankingData
+from hir_sdk.ranking.refresh_policy import DEFAULT_REFRESH, Refresh
 from hir_sdk.ranking.sequence.config import MultiStageConfig
 from hir_sdk.ranking.xgboost_search import XGBOOST_GRID, XGBoostSearch
 from hir_sdk.schema import load_dataset
@@ -78,7 +79,7 @@ class ABConfig:
     xgboost_grid: tuple[dict, ...] = XGBOOST_GRID
     # encoder run(s) whose snapshots the HIR models read; several: refreshed encoders
     run: str | tuple[str, ...] | None = None
-    # with several runs, which encoder's space each snapshot is in (hir_snapshots.Refresh)
+    # with several runs, which encoder's space each snapshot is in (refresh_policy.Refresh)
     refresh: str = DEFAULT_REFRESH.value
     multistage: MultiStageConfig = field(default_factory=MultiStageConfig)
     # xgboost+multistage: the oldest share of the training examples that fit the

@@ -35,7 +35,8 @@ with every snapshot after the encoder's window (NMI 0.919, 0.905, 0.890).
 
 But a ranker is fitted once, on the features of the snapshots before the test window,
 and a refreshed encoder changes what those features mean (a new space, clusters
-numbered its own way). `refresh` (`Refresh`) says which space each snapshot is in:
+numbered its own way). `refresh` (`Refresh`, in `ranking.refresh_policy`) says which space
+each snapshot is in:
 
 - `newest`: as above, each snapshot as its encoder embeds it;
 - `aligned`: the newest encoder, each new encoder's space rotated onto the previous
@@ -55,7 +56,6 @@ Measured in benchmarks/results/refresh_features.md.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -67,6 +67,7 @@ from hir_sdk.interests import EntityEmbeddings, embed_entities
 from hir_sdk.interests.arrivals import arrival_times, embed_arrivals, embed_on_creation
 from hir_sdk.interests.hierarchy import snapshot_nodes
 from hir_sdk.ranking.hir_lookup import HirLookup, read_until
+from hir_sdk.ranking.refresh_policy import DEFAULT_REFRESH, Refresh
 from hir_sdk.ranking.snapshot_alignment import Space
 from hir_sdk.schema.manifest import DAY
 from hir_sdk.training.as_of import trained_until
@@ -81,27 +82,6 @@ ARRIVAL_MAX_AGE = 120 * DAY
 # the age up to which it embeds an ad again at every arrival snapshot; older, only where
 # the ad's age doubles (`embed_arrivals`)
 ARRIVAL_FRESH_AGE = 14 * DAY
-
-
-class Refresh(enum.Enum):
-    """Which encoder's space each full snapshot is in, with several runs (see the module
-    docstring)."""
-
-    NEWEST = "newest"  # the newest run trained before it, as it is
-    ALIGNED = "aligned"  # the newest, rotated onto the first run's space
-    SERVING = "serving"  # one run for all: the newest trained before the first snapshot
-
-    @classmethod
-    def parse(cls, value: str | Refresh) -> Refresh:
-        try:
-            return cls(value)
-        except ValueError:
-            raise InputError(
-                f"unknown refresh policy {value!r}; choose from {[r.value for r in cls]}"
-            ) from None
-
-
-DEFAULT_REFRESH = Refresh.NEWEST
 
 
 RunPaths = str | Path | Sequence[str | Path]

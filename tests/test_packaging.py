@@ -150,15 +150,46 @@ def test_the_command_line_imports_torchrec_and_matplotlib_only_when_needed():
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
-def test_the_lazy_sequence_package_lists_and_resolves_every_name_it_exports():
-    """`hir_sdk.ranking.sequence` names its exports three times (`__all__` for `import *`
-    and linters, `_MODULES` for the lazy lookup, imports for type checkers): the first two
-    must agree, and each name must resolve to the object its module defines."""
+def _lazy_packages() -> dict[str, Path]:
+    """The packages whose names are imported on first use (`hir_sdk.lazy_exports`)."""
+    found = {}
+    for package, folder in SOURCE_ROOTS.items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            if "lazy_exports(__name__, _MODULES)" in init.read_text():
+                rel = init.parent.relative_to(ROOT / folder).parts
+                found[".".join((package, *rel))] = init
+    return found
+
+
+def _type_checking_imports(init: Path) -> dict[str, str]:
+    """name -> module of the imports under `if TYPE_CHECKING:` in `init`."""
+    names = {}
+    for node in ast.parse(init.read_text()).body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for statement in node.body:
+                assert isinstance(statement, ast.ImportFrom), ast.unparse(statement)
+                names.update({alias.name: statement.module for alias in statement.names})
+    return names
+
+
+def test_the_lazy_packages_list_and_resolve_every_name_they_export():
+    """A lazy package names its exports three times (`__all__` for `import *` and linters,
+    `_MODULES` for the lookup, imports under `TYPE_CHECKING` for type checkers): the three
+    must agree, each name must resolve to the object its module defines, and no name may
+    be a module of the package too (importing that module would hide the name)."""
     import importlib
+    import pkgutil
 
-    import hir_sdk.ranking.sequence as sequence
-
-    assert sorted(sequence.__all__) == sorted(sequence._MODULES)
-    for name, module in sequence._MODULES.items():
-        defined = importlib.import_module(f"hir_sdk.ranking.sequence.{module}")
-        assert getattr(sequence, name) is getattr(defined, name), name
+    lazy = _lazy_packages()
+    assert {"hir_sdk.schema", "hir_sdk.synth", "hir_sdk.ranking.sequence"} <= set(lazy)
+    for name, init in lazy.items():
+        package = importlib.import_module(name)
+        modules = package._MODULES
+        assert sorted(package.__all__) == sorted(modules), name
+        expected = {export: f"{name}.{module}" for export, module in modules.items()}
+        assert _type_checking_imports(init) == expected, name
+        assert not set(modules) & {m.name for m in pkgutil.iter_modules(package.__path__)}
+        assert set(modules) <= set(dir(package)), name
+        for export, module in modules.items():
+            defined = importlib.import_module(f"{name}.{module}")
+            assert getattr(package, export) is getattr(defined, export), (name, export)

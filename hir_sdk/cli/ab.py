@@ -18,10 +18,8 @@ import argparse
 import time
 
 from hir_sdk.cli.bounded_int import at_least
-from hir_sdk.evaluation.pipeline import ABConfig, run_ab, write_report
-from hir_sdk.evaluation.rankers import ranker_names
-from hir_sdk.io import check_free
-from hir_sdk.ranking.hir_snapshots import DEFAULT_REFRESH, Refresh
+from hir_sdk.evaluation.built_in_arms import BUILT_IN_ARMS
+from hir_sdk.ranking.refresh_policy import DEFAULT_REFRESH, Refresh
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -30,8 +28,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--data", required=True, help="dataset folder (manifest + parquet)")
     parser.add_argument("--out", required=True, help="report folder to write")
-    parser.add_argument("--control", choices=ranker_names(), default="xgboost")
-    parser.add_argument("--treatment", choices=ranker_names(), default="popularity")
+    parser.add_argument("--control", choices=BUILT_IN_ARMS, default="xgboost")
+    parser.add_argument("--treatment", choices=BUILT_IN_ARMS, default="popularity")
     parser.add_argument(
         "--attribution-days",
         type=float,
@@ -76,9 +74,14 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from hir_sdk.io import check_free
+
     started = time.perf_counter()
     inputs = [args.data, args.truth, *(args.encoder_run or [])]
     check_free(args.out, kind="report", overwrite=args.overwrite, inputs=inputs)
+    # the slow imports, once the quick checks have passed
+    from hir_sdk.evaluation.pipeline import ABConfig, run_ab, write_report
+
     config = ABConfig(
         control=args.control,
         treatment=args.treatment,

@@ -8,10 +8,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from hir_sdk.datasets import MOVIELENS_100K, MOVIELENS_CSV, movielens_100k, movielens_csv
+from hir_sdk.dataset_names import MOVIELENS_100K, MOVIELENS_CSV
 from hir_sdk.errors import InputError
-from hir_sdk.io import check_free
-from hir_sdk.synth import write_world
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -33,10 +31,16 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from hir_sdk.io import check_free
+
     started = time.perf_counter()
     if (args.name == MOVIELENS_CSV) != (args.source is not None):
         raise InputError(f"--source is for {MOVIELENS_CSV} (and required there), not {args.name}")
     check_free(args.out, kind="dataset", overwrite=args.overwrite, inputs=[args.source])
+    # the slow imports, once the quick checks have passed
+    from hir_sdk.datasets import movielens_100k, movielens_csv
+    from hir_sdk.synth import write_world
+
     world = movielens_csv(args.source) if args.source else movielens_100k()
     write_world(world, args.out, overwrite=args.overwrite)
     print(

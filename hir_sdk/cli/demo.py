@@ -38,10 +38,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hir_sdk.cli.run import add_job_options, job_settings, print_results
-from hir_sdk.datasets import MOVIELENS_100K, movielens_100k
-from hir_sdk.io.atomic import atomic_output_dir, check_free
+from hir_sdk.dataset_names import MOVIELENS_100K
 from hir_sdk.pipeline import STAGE_SHARES, JobSettings, Progress, run_job
-from hir_sdk.synth import SCALES, TRUTH_DIR, generate_world, write_world
+from hir_sdk.synth import SCALES
 
 if TYPE_CHECKING:
     from hir_sdk.training import TrainConfig
@@ -84,9 +83,15 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from hir_sdk.io.atomic import atomic_output_dir, check_free
+
     out = Path(args.out)
     check_free(out, kind="demo", overwrite=args.overwrite)  # before any import or work
     settings = demo_settings(args)  # checked before any work too
+    # the slow imports, once the quick checks have passed
+    from hir_sdk.datasets import movielens_100k
+    from hir_sdk.synth import TRUTH_DIR, generate_world, write_world
+
     # writing the data, then `hir run`'s stages
     step = Progress([0.5, *QUICK_SHARES] if _quick(args) else [10.0, *STAGE_SHARES])
     with atomic_output_dir(out, kind="demo", overwrite=args.overwrite) as tmp:

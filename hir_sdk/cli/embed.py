@@ -13,13 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-import torch
-
-from hir_sdk.bom.quantizer import check_sizes
 from hir_sdk.cli.bounded_int import at_least
-from hir_sdk.interests import embed_entities, write_embeddings
-from hir_sdk.io import check_free
-from hir_sdk.training.distributed import init_from_env, on_rank_zero, world
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -59,8 +53,17 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from hir_sdk.io import check_free
+
     inputs = [args.run_dir, args.data]
     check_free(args.out, kind="embeddings", overwrite=args.overwrite, inputs=inputs)
+    # the slow imports, once the quick checks have passed
+    import torch
+
+    from hir_sdk.bom.quantizer import check_sizes
+    from hir_sdk.interests import embed_entities, write_embeddings
+    from hir_sdk.training.distributed import init_from_env, on_rank_zero, world
+
     check_sizes(args.codebooks, args.codewords)  # before the embedding, not after it
     types = [t.strip() for t in args.types.split(",") if t.strip()] if args.types else None
     distributed = init_from_env()  # every rank has checked --out before joining

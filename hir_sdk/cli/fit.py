@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-
-import torch
+from typing import TYPE_CHECKING
 
 from hir_sdk.cli.bounded_int import at_least
-from hir_sdk.io import check_new, check_ours
-from hir_sdk.training import TrainConfig, Trainer, load_config
-from hir_sdk.training.content_agreement import CONTENT_AGREES, MIN_PAIRS
-from hir_sdk.training.distributed import init_from_env
+
+if TYPE_CHECKING:
+    from hir_sdk.training import Trainer
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -60,6 +58,12 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import torch
+
+    from hir_sdk.io import check_new, check_ours
+    from hir_sdk.training import TrainConfig, Trainer, load_config
+    from hir_sdk.training.distributed import init_from_env
+
     config = load_config(args.config) if args.config else TrainConfig()
     if args.seed is not None:
         config = dataclasses.replace(config, seed=args.seed)
@@ -100,6 +104,8 @@ def run(args: argparse.Namespace) -> int:
 def objectives_note(trainer: Trainer) -> str:
     """Which settings a run with content trained with, and the content agreement that
     chose them under `objectives = "auto"` (`training.content_agreement`); else ""."""
+    from hir_sdk.training.content_agreement import CONTENT_AGREES, MIN_PAIRS
+
     agreement, c = trainer.content_agreement, trainer.config
     if agreement is None or agreement.pairs == 0:
         return ""

@@ -6,9 +6,6 @@ import argparse
 import json
 import time
 
-from hir_sdk.graph import build_graph_from_dir, load_graph, save_graph, summarize
-from hir_sdk.io import check_free
-
 
 def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("graph", help="build or inspect a temporal graph")
@@ -29,8 +26,13 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run_build(args: argparse.Namespace) -> int:
+    from hir_sdk.io import check_free
+
     started = time.perf_counter()
     check_free(args.out, kind="graph", overwrite=args.overwrite, inputs=[args.data])
+    # the slow imports, once the quick checks have passed
+    from hir_sdk.graph import build_graph_from_dir, save_graph
+
     graph = build_graph_from_dir(args.data)
     save_graph(graph, args.out, overwrite=args.overwrite, inputs=[args.data])
     print(
@@ -41,6 +43,8 @@ def run_build(args: argparse.Namespace) -> int:
 
 
 def run_info(args: argparse.Namespace) -> int:
+    from hir_sdk.graph import load_graph, summarize
+
     summary = summarize(load_graph(args.graph))
     print(json.dumps(summary.to_dict(), indent=2) if args.json else summary.render())
     return 0

@@ -3,6 +3,10 @@
 User mistakes (`InputError`) print one clear message and exit with code 2; nothing is
 left half-written because every output is written atomically. A reader that goes away
 (`hir graph info | head -1`) ends the command quietly with 141, as SIGPIPE would.
+
+The parser is built from light modules only: each sub-command imports what its work needs
+(torch, XGBoost, polars, ...) in its `run`, after the checks that take no time, so
+`hir --help` and usage errors answer at once (tests/hir_sdk/cli/test_startup.py).
 """
 
 from __future__ import annotations

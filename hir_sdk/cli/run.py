@@ -41,7 +41,6 @@ from hir_sdk.pipeline import (
     Progress,
     run_job,
 )
-from hir_sdk.schema.dataset import CONTENT_FILE
 
 if TYPE_CHECKING:
     from hir_sdk.pipeline import JobResult
@@ -157,6 +156,7 @@ def print_results(result: JobResult, out: Path) -> None:
 def run(args: argparse.Namespace) -> int:
     from hir_sdk.errors import InputError
     from hir_sdk.io.atomic import atomic_output_dir, check_free
+    from hir_sdk.schema import CONTENT_FILE
 
     data, out = Path(args.data), Path(args.out)
     if not data.is_dir():

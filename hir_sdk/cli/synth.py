@@ -13,8 +13,7 @@ import argparse
 import dataclasses
 import time
 
-from hir_sdk.io import check_free
-from hir_sdk.synth import SCALES, SynthConfig, generate_world, write_world
+from hir_sdk.synth import SCALES, SynthConfig
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -56,6 +55,8 @@ def _knobs(cfg: SynthConfig) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from hir_sdk.io import check_free
+
     started = time.perf_counter()
     cfg = dataclasses.replace(
         SCALES[args.scale],
@@ -63,6 +64,9 @@ def run(args: argparse.Namespace) -> int:
         interest_drift=args.interest_drift,
     )  # an out-of-range knob is an InputError before anything is touched
     check_free(args.out, kind="dataset", overwrite=args.overwrite)
+    # the slow imports, once the quick checks have passed
+    from hir_sdk.synth import generate_world, write_world
+
     world = generate_world(cfg, args.seed)
     write_world(world, args.out, overwrite=args.overwrite)
     print(

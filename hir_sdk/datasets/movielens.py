@@ -30,11 +30,11 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from hir_sdk.dataset_names import MOVIELENS_100K as NAME
 from hir_sdk.errors import InputError
 from hir_sdk.schema.manifest import DatasetManifest, EdgeTypeSpec, TimeSplits
 from hir_sdk.synth.world import World
 
-NAME = "movielens-100k"
 RECBOLE_PIN = "recbole==1.2.0"
 _PACKAGE_DIR = "recbole/dataset_example/ml-100k"
 _FILES = ("inter", "item", "user", "kg", "link")

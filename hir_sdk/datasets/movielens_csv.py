@@ -33,12 +33,12 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from hir_sdk.dataset_names import MOVIELENS_CSV as NAME
 from hir_sdk.datasets.movielens import edge_rows
 from hir_sdk.errors import InputError
 from hir_sdk.schema.manifest import DatasetManifest, EdgeTypeSpec, TimeSplits
 from hir_sdk.synth.world import World
 
-NAME = "movielens-csv"
 NODE_TYPES = ("user", "ad", "genre")
 NO_GENRES = "(no genres listed)"
 _COLUMNS = {

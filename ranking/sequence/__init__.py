@@ -2,13 +2,15 @@
 embeddings are cached per (user, snapshot time), and a light online ranker with
 target-aware attention and mixture-of-experts heads routed by super-interest.
 
-The names below are imported on first use: the models need TorchRec, whose import takes
-seconds, and most users of this package (the event histories, the settings) do not."""
+The names below are imported on first use (`hir_sdk.lazy_exports`): the models need
+TorchRec, whose import takes seconds, and most users of this package (the event
+histories, the settings) do not."""
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from hir_sdk.lazy_exports import lazy_exports
 
 # name -> the module of this package that defines it
 _MODULES = {
@@ -39,17 +41,7 @@ __all__ = [
     "snapshot_time",
 ]
 
-
-def __getattr__(name: str) -> object:
-    module = _MODULES.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_MODULES])
-
+__getattr__, __dir__ = lazy_exports(__name__, _MODULES)
 
 if TYPE_CHECKING:
     from hir_sdk.ranking.sequence.config import (

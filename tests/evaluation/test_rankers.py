@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 
 from hir_sdk.errors import InputError
+from hir_sdk.evaluation.built_in_arms import BUILT_IN_ARMS
 from hir_sdk.evaluation.examples import build_examples
 from hir_sdk.evaluation.pipeline import ABConfig, run_ab_on_graph
 from hir_sdk.evaluation.rankers import (
@@ -48,7 +49,7 @@ BUILT_IN = (
 
 
 def test_built_in_arms_follow_the_protocol():
-    assert ranker_names()[: len(BUILT_IN)] == BUILT_IN
+    assert ranker_names()[: len(BUILT_IN)] == BUILT_IN == BUILT_IN_ARMS  # what `hir ab` offers
     config = ABConfig()
     for name in BUILT_IN:
         assert isinstance(make_ranker(name, config), Ranker)

@@ -38,7 +38,7 @@ def _no_work(monkeypatch, *targets: str) -> None:
 
 def test_ab_never_writes_over_its_own_data(data, monkeypatch, capsys):
     before = _files(data)
-    _no_work(monkeypatch, "hir_sdk.cli.ab.run_ab")
+    _no_work(monkeypatch, "hir_sdk.evaluation.pipeline.run_ab")
     argv = ["ab", "--data", str(data), "--out", str(data), "--overwrite", "--bootstrap", "5"]
     assert main(argv) == 2
     assert "is the input" in capsys.readouterr().err
@@ -103,7 +103,7 @@ def test_demo_replaces_nothing_without_overwrite(tmp_path, monkeypatch, capsys):
     out = tmp_path / "demo_out"
     out.mkdir()
     (out / "earlier.txt").write_text("an earlier result")
-    _no_work(monkeypatch, "hir_sdk.cli.demo.generate_world")
+    _no_work(monkeypatch, "hir_sdk.synth.world.generate_world")
     assert main(["demo", "--out", str(out), "--scale", "tiny"]) == 2
     assert "already exists" in capsys.readouterr().err
     assert (out / "earlier.txt").read_text() == "an earlier result"
@@ -112,19 +112,19 @@ def test_demo_replaces_nothing_without_overwrite(tmp_path, monkeypatch, capsys):
 @pytest.mark.parametrize(
     ("command", "work"),
     [
-        (["synth", "--scale", "tiny"], "hir_sdk.cli.synth.generate_world"),
-        (["dataset", "movielens-100k"], "hir_sdk.cli.dataset.movielens_100k"),
-        (["graph", "build", "--data", "{data}"], "hir_sdk.cli.graph.build_graph_from_dir"),
-        (["ab", "--data", "{data}"], "hir_sdk.cli.ab.run_ab"),
+        (["synth", "--scale", "tiny"], "hir_sdk.synth.world.generate_world"),
+        (["dataset", "movielens-100k"], "hir_sdk.datasets.movielens_100k"),
+        (["graph", "build", "--data", "{data}"], "hir_sdk.graph.build_graph_from_dir"),
+        (["ab", "--data", "{data}"], "hir_sdk.evaluation.pipeline.run_ab"),
         (
             ["embed", "--run", "{run}", "--data", "{data}", "--as-of", "test_start"],
-            "hir_sdk.cli.embed.embed_entities",
+            "hir_sdk.interests.embed_entities",
         ),
         (
             ["export", "--run", "{run}", "--data", "{data}"],
             "hir_sdk.export.export_run.Embedder",
         ),
-        (["fit", "--data", "{data}"], "hir_sdk.cli.fit.Trainer"),
+        (["fit", "--data", "{data}"], "hir_sdk.training.Trainer"),
     ],
 )
 def test_every_command_checks_its_output_before_any_work(
@@ -147,7 +147,7 @@ def test_fit_refuses_an_existing_run_without_resume(tiny_world, tmp_path, monkey
     run.mkdir()
     (run / ".hir-output.json").write_text('{"written_by": "hir-sdk", "kind": "run"}\n')
     (run / "metrics.jsonl").write_text('{"step": 1}\n')
-    _no_work(monkeypatch, "hir_sdk.cli.fit.Trainer")
+    _no_work(monkeypatch, "hir_sdk.training.Trainer")
     assert main(["fit", "--data", str(tiny_world), "--out", str(run)]) == 2
     assert "pass --resume to continue it" in capsys.readouterr().err
     assert (run / "metrics.jsonl").read_text() == '{"step": 1}\n'
@@ -166,17 +166,17 @@ def test_fit_refuses_an_existing_run_without_resume(tiny_world, tmp_path, monkey
         (
             ["embed", "--run", "{run}", "--data", "{data}", "--as-of", "test_start"]
             + ["--codebooks", "100000"],
-            "hir_sdk.cli.embed.embed_entities",
+            "hir_sdk.interests.embed_entities",
             "at most 64 codebooks",
         ),
         (
             ["ab", "--data", "{data}", "--bootstrap", "100000000"],
-            "hir_sdk.cli.ab.run_ab",
+            "hir_sdk.evaluation.pipeline.run_ab",
             "bootstrap resamples must be between",
         ),
         (
             ["demo", "--scale", "tiny", "--bootstrap", "100000000"],
-            "hir_sdk.cli.demo.generate_world",
+            "hir_sdk.synth.world.generate_world",
             "bootstrap resamples must be between",
         ),
         (
