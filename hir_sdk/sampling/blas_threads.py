@@ -19,10 +19,10 @@ meanwhile without waiting. (While a block runs, BLAS calls from other threads ge
 thread too.) The libraries are found once, at the first block (`ThreadpoolController`),
 which keeps a block's cost to a few microseconds.
 
-Recent threadpoolctl releases let only one thread set OpenBLAS's process-wide count, the first
-to set it, until that thread is cleared; other threads' settings are silently dropped.
-The first and last blocks may run in different threads, so each setting here takes that
-control under the lock and gives it back at once.
+Recent threadpoolctl releases let only one thread set OpenBLAS's process-wide count (the
+first to set it, until that thread is cleared); other threads' settings are silently
+dropped. The first and last blocks may run in different threads, so each setting here
+takes that control under the lock and gives it back at once.
 """
 
 from __future__ import annotations

@@ -147,25 +147,30 @@ class DistillConfig:
             return set()
         return {max(steps_at)} if keeps_last else steps_at
 
-    def clusters_from(
-        self,
-        steps: int,
-        anchors_per_step: int,
-        *,
-        warm_start: bool = False,
-        keeps_last: bool = False,
-    ) -> int:
+    def clusters_from(self, steps: int, anchors_per_step: int, *, keeps_last: bool = False) -> int:
         """The first step (0-based) whose loss includes the cluster terms.
 
-        Where the cluster terms only read the space and a run that keeps its last
-        checkpoint seeds once (`seed_steps`), everything they train before that seeding,
-        the prototypes alone, is re-seated by it: the teacher's passes and the terms
-        before it serve nothing the run keeps. They start just in time to fill the queue
-        the targets after the seeding are balanced over. Everywhere else: from step 0."""
-        seeds = self.seed_steps(steps, warm_start=warm_start, keeps_last=keeps_last)
-        if self.shapes_encoder or warm_start or not keeps_last or not seeds:
+        Where the cluster terms only read the space and a run keeps its last checkpoint,
+        they train the prototypes alone, and only their last stretch reaches what the run
+        keeps:
+
+        - a run that seeds once (`seed_steps`) re-seats the prototypes then, whatever the
+          terms trained before: the teacher's passes and the terms before it serve
+          nothing the run keeps. They start just in time to fill the queue the targets
+          after the seeding are balanced over.
+        - a warm start does not seed: its prototypes start where its init run left them,
+          near the space, which moves little in a refresh. The terms that keep them on it
+          start where a cold run's would (the last seeding share, less the steps that
+          fill the queue), so that they follow the last stretch of the run.
+
+        Everywhere else: from step 0."""
+        if self.shapes_encoder or not keeps_last:
             return 0
         fill = -(-self.queue // anchors_per_step)  # steps whose anchors fill the queue
+        # a warm start's own seeding steps are none: those a cold run would have
+        seeds = self.seed_steps(steps, keeps_last=True)
+        if not seeds:
+            return 0
         return max(0, min(seeds) - fill)
 
     def teacher_epsilon_at(self, step: int) -> float:

@@ -352,9 +352,7 @@ class Trainer(StepTerms):
         seed_steps = c.distill.seed_steps(
             c.steps, warm_start=bool(c.init_from), keeps_last=not self.selects
         )
-        clusters_from = c.distill.clusters_from(
-            c.steps, c.batch_size, warm_start=bool(c.init_from), keeps_last=not self.selects
-        )
+        clusters_from = c.distill.clusters_from(c.steps, c.batch_size, keeps_last=not self.selects)
         bar = tqdm(total=stop, initial=self.step, disable=not (progress and main), desc="fit")
         self.student.train()
         # bit-identical runs: the gathers behind the bias tables accumulate gradients with

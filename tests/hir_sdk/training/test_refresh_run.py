@@ -168,27 +168,34 @@ def test_prototypes_are_seeded_where_the_seeding_counts(
 def test_cluster_terms_start_where_their_training_is_kept():
     """Engagement settings' refresh run of 100 steps seeds at step 80 (the last share);
     the cluster terms start 4 steps before it, the steps whose 16 anchors each fill the
-    queue of 64. Everywhere else they run from the start."""
+    queue of 64 (a warm start, which does not seed, starts them there too: the test
+    below). Where they shape the encoder, or the run selects its checkpoint on
+    validation, they run from the start."""
     reads = DistillConfig(shapes_encoder=False, queue=64)
     assert reads.clusters_from(100, 16, keeps_last=True) == 76
     assert reads.clusters_from(100, 15, keeps_last=True) == 75  # 5 steps fill it
     assert dataclasses.replace(reads, queue=4096).clusters_from(100, 16, keeps_last=True) == 0
-    assert reads.clusters_from(100, 16, keeps_last=True, warm_start=True) == 0
     assert reads.clusters_from(100, 16) == 0  # selects on validation: seeds at every share
     assert DistillConfig(queue=64).clusters_from(100, 16, keeps_last=True) == 0
     assert dataclasses.replace(reads, seed_prototypes_at=()).clusters_from(100, 16) == 0
 
 
-def test_steps_before_the_cluster_terms_skip_their_passes(tiny_world, tmp_path, monkeypatch):
+@pytest.mark.parametrize("warm", [False, True])
+def test_steps_before_the_cluster_terms_skip_their_passes(
+    tiny_world, refresh_run, tmp_path, monkeypatch, warm
+):
     """10 steps of 16 anchors, queue 32, seeded after step 8: steps 1 to 6 train the
     engagement terms alone (no teacher pass, no cluster metrics), steps 7 and 8 fill the
-    queue the seeding's targets are balanced over, and every step after has the terms."""
+    queue the seeding's targets are balanced over, and every step after has the terms. A
+    warm start does not seed; its terms start at the same step, with the prototypes of
+    the run it starts from."""
     config = dataclasses.replace(
         REFRESH,
         steps=10,
         checkpoint_every=10,
         objectives="as_configured",
         distill=dataclasses.replace(REFRESH.distill, shapes_encoder=False, queue=32),
+        init_from=str(refresh_run) if warm else "",
     )
     filled: list[int] = []
     monkeypatch.setattr(
@@ -204,7 +211,7 @@ def test_steps_before_the_cluster_terms_skip_their_passes(tiny_world, tmp_path, 
     ] * 4
     assert [r["teacher_tokens"] == 0 for r in records] == [True] * 6 + [False] * 4
     assert all(r["student_tokens"] > 0 and np.isfinite(r["loss"]) for r in records)
-    assert filled == [32]
+    assert filled == ([] if warm else [32])
 
 
 def test_warm_start_refuses_runs_that_read_later_data_or_do_not_fit(
