@@ -34,7 +34,7 @@ process's threads:
   probe        multi-probe bags from the query's inner products with the codewords
                (timed): the P best codebook-0 codewords gather candidates
                (`gather_codebooks=1`); "all" re-scores every gathered item (sparse
-               `probe_bags` of codebook 0 alone; the index's cell scan, one matmul per
+               `probe_queries` of codebook 0 alone; the index's cell scan, one matmul per
                probed cell shared by the chunk's queries), "ADC cut C" also scores codebooks
                1..M-1 with all their codewords (dense `probe_weights`; the overlap is then
                the truncated quantized inner product) and re-scores the best C
@@ -76,6 +76,7 @@ from hir_sdk.ranking.retrieval import (
     exact_knn,
     neighbor_recall,
     probe_bags,
+    probe_queries,
     probe_weights,
 )
 
@@ -328,7 +329,7 @@ def main() -> int:
                 scores = (q @ flat_books.T).reshape(len(q), levels, size)  # (B, M, K)
                 bags = probe_weights(scores, [first] + [rest] * (levels - 1))
             else:  # codebook 0 only: its few probed tokens, as sparse bags
-                bags = probe_bags((q @ books[0].T)[:, None, :], first)
+                bags = probe_queries(q, books[:1], first)
             return uniform.search(bags, K_NN, query_embeddings=q, gather_codebooks=1, **search)
 
         return run

@@ -49,7 +49,7 @@ from hir_sdk.graph import TemporalGraph
 from hir_sdk.graph.event_index import pair_keys, split_pair_keys
 from hir_sdk.interests import EntityEmbeddings
 from hir_sdk.interests.hierarchy import snapshot_nodes, snapshot_rows
-from hir_sdk.ranking.retrieval import InvertedIndex, TokenBags, exact_knn, probe_weights
+from hir_sdk.ranking.retrieval import InvertedIndex, TokenBags, exact_knn, probe_queries
 from hir_sdk.ranking.retrieval.engagement_prior import engagement_prior, with_prior
 from hir_sdk.ranking.retrieval.multi_probe import DEFAULT_PROBES
 from hir_sdk.ranking.retrieval.ordered_topk import PAD_KEY, decode_rows, encode_keys, ordered_topk
@@ -347,9 +347,8 @@ def _index_lists(
         query_embeddings=z[queries],
         num_candidates=wide,
     )
-    scores = np.einsum("bd,mkd->bmk", z[queries], snapshot.quantizer.codebooks)
     probed = index.search(
-        probe_weights(scores, probes, occupied=index.occupied()),
+        probe_queries(z[queries], snapshot.quantizer.codebooks, probes, occupied=index.occupied()),
         wanted,
         query_embeddings=z[queries],
         num_candidates=wide,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hir_sdk.ranking.features import AsOfFeatures
-from hir_sdk.ranking.retrieval import InvertedIndex, TokenBags, probe_bags
+from hir_sdk.ranking.retrieval import InvertedIndex, TokenBags, probe_queries
 from hir_sdk.ranking.retrieval.multi_probe import DEFAULT_PROBES
 from hir_sdk.ranking.sequence.multistage import MultiStageRanker, RankingExamples
 
@@ -83,9 +83,10 @@ class RetrieveAndRank:
             index = self.index(int(snapshot))
             quantizer = self.lookup.snapshots[snapshot].quantizer
             if self.probes > 0:
-                scores = np.einsum("bd,mkd->bmk", rows.z[mine], quantizer.codebooks)
                 probes = min(self.probes, index.codebook_size - 1)
-                bags = probe_bags(scores, probes, occupied=index.occupied())
+                bags = probe_queries(
+                    rows.z[mine], quantizer.codebooks, probes, occupied=index.occupied()
+                )
             else:
                 bags = TokenBags.from_codes(quantizer.codes(rows.tokens[mine]), index.codebook_size)
             result = index.search(

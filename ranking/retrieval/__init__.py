@@ -10,12 +10,15 @@ product. `exact_knn` is the exact reference and `neighbor_recall` compares the t
 - `TokenBags`: batches of weighted token bags (jagged); `TokenBags.from_codes`.
 - `aggregate_tokens`: a segment's members -> one weighted bag.
 - `probe_weights`, `probe_bags`: multi-probe bags (dense, sparse) from per-codeword
-  query scores; `CellRouter`: codebook-0 cell scores learned from sample queries.
+  query scores; `probe_queries`: the sparse bags straight from query embeddings and the
+  codebooks, bit-reproducibly; `CellRouter`: codebook-0 cell scores learned from sample
+  queries.
 - `exact_knn`, `neighbor_recall`, `per_query_neighbor_recall`, `SearchResult`.
 """
 
 from hir_sdk.ranking.retrieval.aggregate import aggregate_tokens
 from hir_sdk.ranking.retrieval.cell_router import CellRouter
+from hir_sdk.ranking.retrieval.embedding_probes import probe_queries
 from hir_sdk.ranking.retrieval.exact import exact_knn
 from hir_sdk.ranking.retrieval.inverted_index import InvertedIndex, TokenWeighting
 from hir_sdk.ranking.retrieval.multi_probe import probe_bags, probe_weights
@@ -33,6 +36,7 @@ __all__ = [
     "exact_knn",
     "per_query_neighbor_recall",
     "probe_bags",
+    "probe_queries",
     "probe_weights",
     "neighbor_recall",
 ]

@@ -33,6 +33,7 @@ from hir_sdk.errors import InputError
 from hir_sdk.ranking.retrieval.exact import exact_knn
 from hir_sdk.ranking.retrieval.input_checks import ArrayLike, as_embeddings, check_positive
 from hir_sdk.ranking.retrieval.saved_arrays import read_arrays, write_arrays
+from hir_sdk.sampling.blas_threads import one_blas_thread
 
 FORMAT = "hir-sdk/cell-router"
 FORMAT_VERSION = 1
@@ -114,7 +115,9 @@ class CellRouter:
     def scores(self, queries: ArrayLike) -> np.ndarray:
         """(B, K) float32 cell scores, higher = probe first."""
         q = as_embeddings(queries, "queries", dim=self.weights.shape[1])
-        return (np.float32(self.scale) * (q @ self.weights.T) + self.bias).astype(np.float32)
+        with one_blas_thread():  # a multi-threaded BLAS's spinning threads slow the search
+            products = q @ self.weights.T
+        return (np.float32(self.scale) * products + self.bias).astype(np.float32)
 
     def save(self, path: str | Path) -> None:
         """Write the router to `path` (.npz) atomically: temp file, then rename."""

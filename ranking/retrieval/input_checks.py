@@ -5,6 +5,8 @@ offending values.
 - `as_embeddings`: a finite (N, D) float32 array, optionally of a required shape.
 - `check_positive`: k, candidate budgets, chunk sizes.
 - `check_rows`: the shared "these rows are bad" error.
+- `check_probes`, `as_occupied`: multi-probe arguments (probes per codebook, occupied
+  codewords).
 """
 
 from __future__ import annotations
@@ -77,3 +79,30 @@ def as_embeddings(
         lambda r: f"row {r}: {array[r, :4].tolist()}...",
     )
     return array
+
+
+def check_probes(probes: object, levels: int, size: int) -> np.ndarray:
+    """(M,) int probes per codebook from one int or M ints, each in [0, K = `size`)."""
+    per_level = np.asarray(probes)
+    if per_level.ndim == 0:
+        per_level = np.full(levels, per_level)
+    if (
+        per_level.shape != (levels,)
+        or per_level.dtype.kind not in "iu"
+        or (per_level < 0).any()
+        or (per_level >= size).any()
+    ):
+        raise InputError(
+            f"probes must be one int or {levels} ints in [0, K = {size}), got {probes!r}"
+        )
+    return per_level
+
+
+def as_occupied(occupied: ArrayLike, levels: int, size: int) -> np.ndarray:
+    """The first `levels` rows of an (M, K = `size`) bool array of occupied codewords."""
+    held = to_numpy(occupied)
+    if held.dtype != np.bool_ or held.ndim != 2 or held.shape[1] != size:
+        raise InputError(f"occupied must be a bool (M, K = {size}) array, got {held.shape}")
+    if held.shape[0] < levels:
+        raise InputError(f"occupied has {held.shape[0]} codebooks, the scores {levels}")
+    return held[:levels]

@@ -18,7 +18,9 @@ a truncated, shifted quantized inner product. P_m = K - 1 keeps the whole codebo
 threshold is its minimum, so that codebook adds exactly its score minus a per-query
 constant, as in plain asymmetric distance computation); P_m = 0 leaves codebook m out.
 `probe_weights` returns a dense (B, M*K) weight array, `probe_bags` the same bags as
-sparse `TokenBags`; `InvertedIndex.search` takes either.
+sparse `TokenBags`; `InvertedIndex.search` takes either. `probe_queries`
+(`embedding_probes`) gives `probe_bags`' bags from the query embeddings and the codebooks,
+with scores that do not depend on the batch.
 
 `occupied` ((M, K) bool, `InvertedIndex.occupied()`) leaves out the codewords no indexed
 item holds. A quantizer fitted on more than the indexed items (a snapshot's users and
@@ -34,7 +36,12 @@ import numpy as np
 import torch
 
 from hir_sdk.errors import InputError
-from hir_sdk.ranking.retrieval.input_checks import ArrayLike, to_numpy
+from hir_sdk.ranking.retrieval.input_checks import (
+    ArrayLike,
+    as_occupied,
+    check_probes,
+    to_numpy,
+)
 from hir_sdk.ranking.retrieval.token_bags import TokenBags
 
 # codewords probed per codebook by default: the retrieval the SDK evaluates and serves
@@ -116,24 +123,9 @@ def _checked(
         )
     scores = scores.astype(np.float32, copy=False)
     levels, size = scores.shape[1], scores.shape[2]
-    per_level = np.asarray(probes)
-    if per_level.ndim == 0:
-        per_level = np.full(levels, per_level)
-    if (
-        per_level.shape != (levels,)
-        or per_level.dtype.kind not in "iu"
-        or (per_level < 0).any()
-        or (per_level >= size).any()
-    ):
-        raise InputError(
-            f"probes must be one int or {levels} ints in [0, K = {size}), got {probes!r}"
-        )
+    per_level = check_probes(probes, levels, size)
     if occupied is not None:
-        held = to_numpy(occupied)
-        if held.dtype != np.bool_ or held.ndim != 2 or held.shape[1] != size:
-            raise InputError(f"occupied must be a bool (M, K = {size}) array, got {held.shape}")
-        if held.shape[0] < levels:
-            raise InputError(f"occupied has {held.shape[0]} codebooks, the scores {levels}")
+        held = as_occupied(occupied, levels, size)
         floor = scores.min(axis=(1, 2), keepdims=True) - 1.0  # (B, 1, 1)
-        scores = np.where(held[None, :levels], scores, floor).astype(np.float32, copy=False)
+        scores = np.where(held[None], scores, floor).astype(np.float32, copy=False)
     return scores, per_level
