@@ -53,11 +53,12 @@ def main() -> int:
         validate_s, dataset = best_of(args.repeats, lambda: load_dataset(data))
         index_s, graph = best_of(args.repeats, lambda: build_graph(dataset))
     build_s = validate_s + index_s
+    source = f"--data {Path(args.data).name}" if args.data else f"--scale {args.scale}"
     lines = [
-        f"### graph build, `{args.data or args.scale}` ({graph.num_nodes:,} nodes, "
-        f"{graph.num_edges:,} edges)",
+        f"### graph build, `{Path(args.data).name if args.data else args.scale}` "
+        f"({graph.num_nodes:,} nodes, {graph.num_edges:,} edges)",
         "",
-        f"command: `python benchmarks/graph_build.py --scale {args.scale}` "
+        f"command: `python benchmarks/graph_build.py {source} --repeats {args.repeats}` "
         f"(best of {args.repeats}; python {platform.python_version()}, "
         f"{platform.machine()}, 2-core CI-class machine)",
         "",

@@ -16,18 +16,21 @@ from hir_sdk.schema.tables import node_feature_columns, type_offsets
 def _csr(owner: pl.Series, num_nodes: int) -> tuple[np.ndarray, np.ndarray]:
     """CSR pointers and edge ids grouped by `owner`, each group in edge-id (time) order.
 
-    A stable sort of the owners gives exactly that order; torch's stable sort of integer
-    keys is a parallel radix sort, several times faster than numpy's merge sort.
+    The edges form a sparse (nodes x edges) matrix with one entry per edge, at (owner,
+    edge id); scipy's conversion of it to CSR is a counting sort in C, which keeps each
+    row's edge ids ascending and releases the GIL, so the two directions build at once.
+    It takes well under the time of a stable sort of the owners.
     """
-    import torch  # here: importing the graph package must not load torch
+    from scipy import sparse  # here: importing the graph package must stay light
 
-    owner_np = owner.to_numpy()
-    small = np.int32 if num_nodes < 2**31 else np.int64
-    keys = torch.from_numpy(np.ascontiguousarray(owner_np, dtype=small))
-    order = torch.sort(keys, stable=True).indices.numpy()
-    ptr = np.zeros(num_nodes + 1, dtype=np.int64)
-    torch.cumsum(torch.bincount(keys, minlength=num_nodes), 0, out=torch.from_numpy(ptr[1:]))
-    return ptr, order
+    count = len(owner)
+    matrix = sparse.csr_array(
+        (np.ones(count, dtype=np.int8), (owner.to_numpy(), np.arange(count, dtype=np.int64))),
+        shape=(num_nodes, count),
+    )
+    if not matrix.has_sorted_indices:  # the conversion sorts them; a release might not
+        matrix.sort_indices()
+    return matrix.indptr.astype(np.int64, copy=False), matrix.indices.astype(np.int64, copy=False)
 
 
 def _node_ids(nodes: pl.DataFrame, offsets: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -57,7 +60,7 @@ def build_graph(dataset: Dataset) -> TemporalGraph:
     num_types = len(dataset.manifest.node_types)
     offsets = type_offsets(nodes, num_types)
     num_nodes = int(offsets[-1])
-    with ThreadPoolExecutor(max_workers=1) as pool:  # torch's sort releases the GIL
+    with ThreadPoolExecutor(max_workers=1) as pool:  # the conversion releases the GIL
         out_csr = pool.submit(_csr, edges["src"], num_nodes)
         in_ptr, in_eid = _csr(edges["dst"], num_nodes)
         out_ptr, out_eid = out_csr.result()
