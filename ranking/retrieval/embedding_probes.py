@@ -5,8 +5,7 @@ additive quantizer's codeword is its inner product with the query (`multi_probe`
 the quick way to get all of them is one matmul, whose float32 rounding depends on the
 batch's shape and memory alignment: a codeword near a query's probe threshold could go
 in or out of its bag with the other queries of the batch. `np.einsum` does not depend
-on the batch, but takes several times as long as the matmul and the whole search after
-it together.
+on the batch, but is several times slower than the matmul.
 
 So the score here is `rescoring.exact_ip(q, c)`, which depends on q and c alone, found
 the way the index re-scores items: one matmul gives every codeword a fast score; the
@@ -83,9 +82,10 @@ def probe_queries(
     tokens, weights = [np.zeros((num, 0), np.int64)], [np.zeros((num, 0), np.float32)]
     for m in np.flatnonzero(per_level):
         codes = np.flatnonzero(held[m])  # (K',) the codewords that may be probed
-        top, scores = _best_codewords(queries, books[m, codes], codes, int(per_level[m]) + 1)
+        vectors, width = books[m, codes], int(per_level[m]) + 1
+        top, scores = _best_codewords(queries, vectors, codes, width)
         tokens.append(m * size + top)
-        weights.append(_weights(scores, queries, books[m, codes], int(per_level[m]) + 1))
+        weights.append(_weights(scores, queries, vectors, width))
     token, weight = np.concatenate(tokens, axis=1), np.concatenate(weights, axis=1)
     bag, slot = np.nonzero(weight > 0)  # by bag, then token: each bag's tokens ascending
     offsets = np.zeros(num + 1, dtype=np.int64)
@@ -119,7 +119,9 @@ def _best_codewords(
     return top, scores
 
 
-def _weights(scores: np.ndarray, queries: np.ndarray, vectors: np.ndarray, width: int):
+def _weights(
+    scores: np.ndarray, queries: np.ndarray, vectors: np.ndarray, width: int
+) -> np.ndarray:
     """(B, width) float32 weights of the best codewords' exact `scores`: each less the
     query's width-th best (0 at and below it), or less the lower bound of every score
     where the query has fewer than `width` codewords to probe (0 for the padding)."""
