@@ -10,9 +10,9 @@ product. `exact_knn` is the exact reference and `neighbor_recall` compares the t
 - `TokenBags`: batches of weighted token bags (jagged); `TokenBags.from_codes`.
 - `aggregate_tokens`: a segment's members -> one weighted bag.
 - `probe_weights`, `probe_bags`: multi-probe bags (dense, sparse) from per-codeword
-  query scores; `probe_queries`: the sparse bags straight from query embeddings and the
-  codebooks, bit-reproducibly; `CellRouter`: codebook-0 cell scores learned from sample
-  queries.
+  query scores; `probe_queries`: sparse bags straight from query embeddings and the
+  codebooks, independent of the batch; `CellRouter`: codebook-0 cell scores learned from
+  sample queries.
 - `exact_knn`, `neighbor_recall`, `per_query_neighbor_recall`, `SearchResult`.
 """
 

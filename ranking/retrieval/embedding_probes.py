@@ -19,8 +19,11 @@ BLAS leaves its threads spinning for a while after it, taking the cores from the
 that follows.
 
 `occupied` leaves out the codewords no indexed item holds, as in `probe_bags`. Where a
-codebook has at most P occupied codewords, all of them are probed, each weighted by its
-exact score above -(|q| * max |c| + 1), a lower bound of every score of that query.
+codebook has at most P occupied codewords, all of them are probed (the same tokens as
+`probe_bags`), each weighted by its exact score above a lower bound of every score of
+that query, about -(|q| * max |c| + 1). There the weights differ from `probe_bags`',
+which measures them from the lowest of all the query's scores less 1: that needs every
+codeword's exact score.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from hir_sdk.ranking.retrieval.input_checks import (
     to_numpy,
 )
 from hir_sdk.ranking.retrieval.ordered_topk import decode_keys
-from hir_sdk.ranking.retrieval.rescoring import exact_top, near_best
+from hir_sdk.ranking.retrieval.rescoring import UNIT_ROUNDOFF, exact_top, near_best
 from hir_sdk.ranking.retrieval.token_bags import TokenBags
 from hir_sdk.sampling.blas_threads import one_blas_thread
 
@@ -129,8 +132,13 @@ def _weights(
     full = found.sum(axis=1) == width
     threshold = np.where(full, scores.min(axis=1), np.float32(0.0))
     if not full.all():
+        # below every float32 score: |q . c| <= |q| |c|, plus the score's rounding
+        # (gamma(D + 1), as in `rescoring`), rounded down to float32
+        terms = queries.shape[1] + 1
+        gamma = terms * UNIT_ROUNDOFF / (1.0 - terms * UNIT_ROUNDOFF)
         norms = np.linalg.norm(queries[~full].astype(np.float64), axis=1)
         max_norm = float(np.linalg.norm(vectors.astype(np.float64), axis=1).max(initial=0.0))
-        threshold[~full] = (-(norms * max_norm + 1.0)).astype(np.float32)
+        bound = -(norms * max_norm * (1.0 + 2.0 * gamma) + 1.0)
+        threshold[~full] = np.nextafter(bound.astype(np.float32), np.float32(-np.inf))
     out = np.where(found, scores - threshold[:, None], np.float32(0.0))
     return np.maximum(out, 0.0).astype(np.float32)

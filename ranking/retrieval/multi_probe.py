@@ -20,7 +20,8 @@ constant, as in plain asymmetric distance computation); P_m = 0 leaves codebook 
 `probe_weights` returns a dense (B, M*K) weight array, `probe_bags` the same bags as
 sparse `TokenBags`; `InvertedIndex.search` takes either. `probe_queries`
 (`embedding_probes`) gives `probe_bags`' bags from the query embeddings and the codebooks,
-with scores that do not depend on the batch.
+with scores that do not depend on the batch (the weights differ only in a codebook with
+at most P occupied codewords: see there).
 
 `occupied` ((M, K) bool, `InvertedIndex.occupied()`) leaves out the codewords no indexed
 item holds. A quantizer fitted on more than the indexed items (a snapshot's users and
@@ -126,6 +127,8 @@ def _checked(
     per_level = check_probes(probes, levels, size)
     if occupied is not None:
         held = as_occupied(occupied, levels, size)
-        floor = scores.min(axis=(1, 2), keepdims=True) - 1.0  # (B, 1, 1)
+        lowest = scores.min(axis=(1, 2), keepdims=True)  # (B, 1, 1)
+        floor = lowest - np.float32(1.0)  # below it, also where float32 loses the 1
+        floor = np.where(floor < lowest, floor, np.nextafter(lowest, np.float32(-np.inf)))
         scores = np.where(held[None], scores, floor).astype(np.float32, copy=False)
     return scores, per_level

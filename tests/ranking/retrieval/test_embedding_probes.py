@@ -1,4 +1,6 @@
-"""`probe_queries`: the bags of `probe_bags` over exact codeword scores, for any batch."""
+"""`probe_queries`: the bags of `probe_bags` over exact codeword scores, for any batch (the
+same tokens always; the same weights wherever a codebook has more occupied codewords than
+probes)."""
 
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ def test_equals_probe_bags_of_exact_scores(probes) -> None:
     got = probe_queries(queries, books, probes, occupied=occupied)
     expected = probe_bags(_exact_scores(queries, books), probes, occupied=occupied)
     assert _same(got, expected)
-    assert got.tokens.size >= len(queries)  # every query probed something
+    assert np.diff(got.offsets).min() > 0  # every query probed something
 
 
 def test_a_querys_bag_does_not_depend_on_the_batch(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -54,16 +56,26 @@ def test_a_querys_bag_does_not_depend_on_the_batch(monkeypatch: pytest.MonkeyPat
 
 def test_a_codebook_with_few_occupied_codewords_is_probed_whole() -> None:
     queries, books = _data(3, num=50, levels=2)
+    queries[0] *= np.float32(1e7)  # a large norm: the floor must stay below every score
+    books[0, 30] = -queries[0] / np.float32(1e7)  # its score is about -|q| |c|
     occupied = np.zeros(books.shape[:2], dtype=bool)
     occupied[0, [4, 9, 30]] = True  # 3 codewords, 5 probes
     occupied[1] = True
     bags = probe_queries(queries, books, 5, occupied=occupied)
     exact = _exact_scores(queries, books)
-    floor = -(
+    reference = probe_bags(exact, 5, occupied=occupied)  # the same tokens
+    np.testing.assert_array_equal(bags.offsets, reference.offsets)
+    np.testing.assert_array_equal(bags.tokens, reference.tokens)
+    terms = queries.shape[1] + 1
+    gamma = terms * 2.0**-24 / (1.0 - terms * 2.0**-24)
+    bound = -(
         np.linalg.norm(queries.astype(np.float64), axis=1)
         * np.linalg.norm(books[0, [4, 9, 30]].astype(np.float64), axis=1).max()
+        * (1.0 + 2.0 * gamma)
         + 1.0
-    ).astype(np.float32)
+    )
+    floor = np.nextafter(bound.astype(np.float32), np.float32(-np.inf))
+    assert (floor < exact[:, 0, [4, 9, 30]].min(axis=1)).all()
     for b in range(len(queries)):
         tokens = bags.tokens[bags.offsets[b] : bags.offsets[b + 1]]
         weights = bags.weights[bags.offsets[b] : bags.offsets[b + 1]]
