@@ -41,8 +41,9 @@ from hir_sdk.ranking.retrieval.input_checks import (
     check_probes,
     to_numpy,
 )
+from hir_sdk.ranking.retrieval.multi_probe import bags_of
 from hir_sdk.ranking.retrieval.ordered_topk import decode_keys
-from hir_sdk.ranking.retrieval.rescoring import UNIT_ROUNDOFF, exact_top, near_best
+from hir_sdk.ranking.retrieval.rescoring import exact_top, near_best, rounding_gamma
 from hir_sdk.ranking.retrieval.token_bags import TokenBags
 from hir_sdk.sampling.blas_threads import one_blas_thread
 
@@ -81,32 +82,28 @@ def probe_queries(
         if occupied is None
         else as_occupied(occupied, levels, size)
     )
-    num = len(queries)
-    tokens, weights = [np.zeros((num, 0), np.int64)], [np.zeros((num, 0), np.float32)]
+    tokens, weights = [], []
     for m in np.flatnonzero(per_level):
         codes = np.flatnonzero(held[m])  # (K',) the codewords that may be probed
         vectors, width = books[m, codes], int(per_level[m]) + 1
-        top, scores = _best_codewords(queries, vectors, codes, width)
+        max_norm = float(np.linalg.norm(vectors.astype(np.float64), axis=1).max(initial=0.0))
+        top, scores = _best_codewords(queries, vectors, codes, width, max_norm)
         tokens.append(m * size + top)
-        weights.append(_weights(scores, queries, vectors, width))
-    token, weight = np.concatenate(tokens, axis=1), np.concatenate(weights, axis=1)
-    bag, slot = np.nonzero(weight > 0)  # by bag, then token: each bag's tokens ascending
-    offsets = np.zeros(num + 1, dtype=np.int64)
-    np.cumsum(np.bincount(bag, minlength=num), out=offsets[1:])
-    return TokenBags(offsets, token[bag, slot], weight[bag, slot])
+        weights.append(_weights(scores, queries, max_norm, width))
+    return bags_of(tokens, weights, len(queries))
 
 
 def _best_codewords(
-    queries: np.ndarray, vectors: np.ndarray, codes: np.ndarray, width: int
+    queries: np.ndarray, vectors: np.ndarray, codes: np.ndarray, width: int, max_norm: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """(B, width) codewords (ascending; -1 padding) and their float32 exact scores
-    (-inf padding): each query's best `width` of (K', D) `vectors` by exact ip."""
+    (-inf padding): each query's best `width` of (K', D) `vectors` (largest L2 norm
+    `max_norm`) by exact ip."""
     num = len(queries)
     top = np.full((num, width), -1, dtype=np.int64)
     scores = np.full((num, width), -np.inf, dtype=np.float32)
     if len(codes) == 0:
         return top, scores
-    max_norm = float(np.linalg.norm(vectors.astype(np.float64), axis=1).max())
     for start in range(0, num, CHUNK_ROWS):
         q = queries[start : start + CHUNK_ROWS]
         with one_blas_thread():
@@ -122,9 +119,7 @@ def _best_codewords(
     return top, scores
 
 
-def _weights(
-    scores: np.ndarray, queries: np.ndarray, vectors: np.ndarray, width: int
-) -> np.ndarray:
+def _weights(scores: np.ndarray, queries: np.ndarray, max_norm: float, width: int) -> np.ndarray:
     """(B, width) float32 weights of the best codewords' exact `scores`: each less the
     query's width-th best (0 at and below it), or less the lower bound of every score
     where the query has fewer than `width` codewords to probe (0 for the padding)."""
@@ -132,12 +127,10 @@ def _weights(
     full = found.sum(axis=1) == width
     threshold = np.where(full, scores.min(axis=1), np.float32(0.0))
     if not full.all():
-        # below every float32 score: |q . c| <= |q| |c|, plus the score's rounding
-        # (gamma(D + 1), as in `rescoring`), rounded down to float32
-        terms = queries.shape[1] + 1
-        gamma = terms * UNIT_ROUNDOFF / (1.0 - terms * UNIT_ROUNDOFF)
+        # below every float32 score: |q . c| <= |q| max |c|, plus the score's rounding
+        # (`rounding_gamma`, as in `rescoring`), rounded down to float32
+        gamma = rounding_gamma(queries.shape[1])
         norms = np.linalg.norm(queries[~full].astype(np.float64), axis=1)
-        max_norm = float(np.linalg.norm(vectors.astype(np.float64), axis=1).max(initial=0.0))
         bound = -(norms * max_norm * (1.0 + 2.0 * gamma) + 1.0)
         threshold[~full] = np.nextafter(bound.astype(np.float32), np.float32(-np.inf))
     out = np.where(found, scores - threshold[:, None], np.float32(0.0))

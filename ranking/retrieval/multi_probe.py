@@ -90,7 +90,7 @@ def probe_bags(
     an index searched with `gather_codebooks <= M'` (`occupied` may still be (M, K))."""
     scores, per_level = _checked(codeword_scores, probes, occupied)
     num, _, size = scores.shape
-    tokens, weights = [np.zeros((num, 0), np.int64)], [np.zeros((num, 0), np.float32)]
+    tokens, weights = [], []
     for m in np.flatnonzero(per_level):
         # (B, P+1) the highest scores (torch's top-k is several times faster than an
         # argpartition; which of several codewords tied at the threshold it returns does
@@ -103,8 +103,15 @@ def probe_bags(
         values = np.take_along_axis(values, ascending, axis=1)
         weights.append(values - values.min(axis=1, keepdims=True))  # the same float32 subtraction
         tokens.append(m * size + top)
-    # codebooks in order, each one's tokens ascending: each bag's tokens are sorted
-    token, weight = np.concatenate(tokens, axis=1), np.concatenate(weights, axis=1)
+    return bags_of(tokens, weights, num)
+
+
+def bags_of(tokens: list[np.ndarray], weights: list[np.ndarray], num: int) -> TokenBags:
+    """`TokenBags` of the positive weights of (B, P_m) token and weight blocks, one block
+    per codebook in codebook order, each block's tokens ascending per row (so each bag's
+    tokens are sorted)."""
+    token = np.concatenate([np.zeros((num, 0), np.int64), *tokens], axis=1)
+    weight = np.concatenate([np.zeros((num, 0), np.float32), *weights], axis=1)
     bag, slot = np.nonzero(weight > 0)  # by bag, then token
     offsets = np.zeros(num + 1, dtype=np.int64)
     np.cumsum(np.bincount(bag, minlength=num), out=offsets[1:])

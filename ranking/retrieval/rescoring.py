@@ -55,12 +55,17 @@ def exact_ip_at(
     return out
 
 
+def rounding_gamma(dim: int) -> float:
+    """gamma(D + 1): the relative bound of a float32 inner product's rounding over D
+    terms (see the module docstring)."""
+    terms = dim + 1
+    return terms * UNIT_ROUNDOFF / (1.0 - terms * UNIT_ROUNDOFF)
+
+
 def rounding_margin(queries: np.ndarray, max_norm: float) -> np.ndarray:
     """(B, 1) float64 8E per query (see the module docstring)."""
-    terms = queries.shape[1] + 1
-    gamma = terms * UNIT_ROUNDOFF / (1.0 - terms * UNIT_ROUNDOFF)
     norms = np.linalg.norm(queries.astype(np.float64), axis=1, keepdims=True)
-    return 8.0 * gamma * norms * max_norm
+    return 8.0 * rounding_gamma(queries.shape[1]) * norms * max_norm
 
 
 def best_rescored(
