@@ -53,10 +53,10 @@ def main() -> int:
         validate_s, dataset = best_of(args.repeats, lambda: load_dataset(data))
         index_s, graph = best_of(args.repeats, lambda: build_graph(dataset))
     build_s = validate_s + index_s
-    source = f"--data {Path(args.data).name}" if args.data else f"--scale {args.scale}"
+    name = Path(args.data).name if args.data else args.scale
+    source = f"--data {name}" if args.data else f"--scale {name}"
     lines = [
-        f"### graph build, `{Path(args.data).name if args.data else args.scale}` "
-        f"({graph.num_nodes:,} nodes, {graph.num_edges:,} edges)",
+        f"### graph build, `{name}` ({graph.num_nodes:,} nodes, {graph.num_edges:,} edges)",
         "",
         f"command: `python benchmarks/graph_build.py {source} --repeats {args.repeats}` "
         f"(best of {args.repeats}; python {platform.python_version()}, "
