@@ -4,7 +4,8 @@ XGBoost + HIR reads HIR's; is HIR better than "any good embedding as a feature"?
     pip install -r benchmarks/requirements-peers.txt   # the peers (not SDK dependencies)
     pip install --no-deps recbole==1.2.0               # LightGCN, and the data files
     python benchmarks/movielens_peer_features.py [--peers BPR,ALS,LightGCN]
-        [--hir-run RUN ...] [--data DIR] [--bootstrap 200] [--record FILE]
+        [--hir-run RUN ...] [--data DIR] [--positives ratings|likes] [--bootstrap 200]
+        [--record FILE]
 
 - data: MovieLens-100K with its knowledge graph (`hir dataset movielens-100k`), or with
   `--data` a dataset folder in the input format whose ratings are exposures and likes
@@ -20,6 +21,8 @@ XGBoost + HIR reads HIR's; is HIR better than "any good embedding as a feature"?
   (64 factors; a rating counts 1, a like 1 more), and RecBole's LightGCN (RecBole's
   defaults, `--lightgcn-epochs` epochs: the count `movielens_peers.py` chose on the
   validation window; choosing it again at each T would need a window before T);
+  `--positives likes` trains BPR, ALS and the SVD on the likes alone (what a user
+  ranking for conversions might give them; a rating without a like is no positive);
 - A/B: `run_ab_on_graph(ABConfig(control="xgboost", treatment="xgboost+hir"))` with the
   peer's snapshots in place of HIR's: both arms fit on the training examples from the
   first snapshot's time on (`HirLookup.fit_from`), each XGBoost arm picks its depth and
@@ -69,12 +72,15 @@ def log(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def rated_before(graph: TemporalGraph, cutoff: int) -> tuple[np.ndarray, np.ndarray, sp.csr_matrix]:
+def rated_before(
+    graph: TemporalGraph, cutoff: int, *, likes_only: bool = False
+) -> tuple[np.ndarray, np.ndarray, sp.csr_matrix]:
     """The users and movies with a rating before `cutoff`, and their (U, A) matrix: 1 for
-    a rating, 2 for a rating and a like, both before `cutoff`."""
+    a rating, 2 for a rating and a like, both before `cutoff`. `likes_only`: the users and
+    movies with a like, and 1 for each like (a rating without one is no positive)."""
     k = graph.edges_before(cutoff)
     etype, src, dst = graph.etype[:k], graph.src[:k], graph.dst[:k]
-    rated = np.isin(etype, graph.role_codes("exposure"))
+    rated = np.isin(etype, graph.role_codes("conversion" if likes_only else "exposure"))
     users, ads = np.unique(src[rated]), np.unique(dst[rated])
     keep = (rated | np.isin(etype, graph.role_codes("conversion"))) & np.isin(src, users)
     keep &= np.isin(dst, ads)
@@ -88,14 +94,16 @@ def rated_before(graph: TemporalGraph, cutoff: int) -> tuple[np.ndarray, np.ndar
     return users, ads, matrix
 
 
-def implicit_fit(name: str, graph: TemporalGraph, cutoff: int, *, seed: int) -> PeerEmbeddings:
-    """`implicit`'s BPR or ALS on the ratings before `cutoff`, as `peers/implicit_models`
-    configures them for the retrieval table."""
+def implicit_fit(
+    name: str, graph: TemporalGraph, cutoff: int, *, seed: int, likes_only: bool = False
+) -> PeerEmbeddings:
+    """`implicit`'s BPR or ALS on the ratings (or with `likes_only` the likes) before
+    `cutoff`, as `peers/implicit_models` configures them for the retrieval table."""
     from implicit.als import AlternatingLeastSquares
     from implicit.bpr import BayesianPersonalizedRanking
     from threadpoolctl import threadpool_limits
 
-    users, ads, matrix = rated_before(graph, cutoff)
+    users, ads, matrix = rated_before(graph, cutoff, likes_only=likes_only)
     if name == "ALS":
         model = AlternatingLeastSquares(
             factors=64, regularization=0.05, iterations=15, random_state=seed, num_threads=1
@@ -110,16 +118,24 @@ def implicit_fit(name: str, graph: TemporalGraph, cutoff: int, *, seed: int) -> 
     return PeerEmbeddings(f"implicit {name}", users, u, ads, v, cutoff)
 
 
-def svd_fit(graph: TemporalGraph, cutoff: int, *, seed: int) -> PeerEmbeddings:
-    """The encoder's own collaborative targets as of `cutoff` as a peer: each movie its
-    row of `collaborative_targets` (the default `[collaborative]` settings: the rank-64
-    SVD of who rated what), each user the sum of the rows of the movies they rated. How
-    good an embedding the target is, next to how much of it the encoder keeps."""
+def svd_fit(
+    graph: TemporalGraph, cutoff: int, *, seed: int, likes_only: bool = False
+) -> PeerEmbeddings:
+    """The encoder's collaborative targets as of `cutoff` as a peer: each movie its row of
+    `collaborative_targets` (the default `[collaborative]` settings: the rank-64 SVD of
+    who rated what, or with `likes_only` of who liked what: the converted pairs), each
+    user the sum of the rows of the movies they rated (liked). How good an embedding the
+    target is, next to how much of it the encoder keeps."""
     settings = CollaborativeConfig()
-    targets = collaborative_targets(
-        graph, as_of=cutoff, roles=settings.roles, dim=settings.dim, seed=seed
+    targets, _ = collaborative_targets(
+        graph,
+        as_of=cutoff,
+        roles=settings.roles,
+        dim=settings.dim,
+        seed=seed,
+        pairs="converted" if likes_only else "reached",
     )
-    users, ads, matrix = rated_before(graph, cutoff)
+    users, ads, matrix = rated_before(graph, cutoff, likes_only=likes_only)
     if targets is None or (targets.row_of[ads] < 0).any():
         raise RuntimeError(f"the collaborative targets as of {iso_time(cutoff)} miss movies")
     ad_vectors = targets.vectors[targets.row_of[ads]]
@@ -153,6 +169,7 @@ def peer_lookup(
     times: list[int],
     *,
     seed: int,
+    likes_only: bool = False,
 ) -> HirLookup:
     """One snapshot per refresh time, each of a peer trained before it, checked."""
     snapshots = []
@@ -160,7 +177,7 @@ def peer_lookup(
         started = time.perf_counter()
         peer = fit(cutoff)
         snapshot = peer_snapshot(graph, peer, seed=seed)
-        users, ads, _ = rated_before(graph, cutoff)
+        users, ads, _ = rated_before(graph, cutoff, likes_only=likes_only)
         check_snapshot(graph, snapshot, np.concatenate([users, ads]))
         counts = snapshot.meta["counts"]
         log(
@@ -278,18 +295,19 @@ def lookups_for(peers: list[str], graph, data: Path, tmp: Path, args, timings) -
     t = graph.manifest.time
     times = sorted(refresh_ends(t, training_midpoint(t)).values())
     log("refresh times: " + ", ".join(iso_time(x) for x in times))
+    likes = args.positives == "likes"
     fits: dict[str, Callable[[int], PeerEmbeddings]] = {
-        "BPR": lambda c: implicit_fit("BPR", graph, c, seed=args.seed),
-        "ALS": lambda c: implicit_fit("ALS", graph, c, seed=args.seed),
+        "BPR": lambda c: implicit_fit("BPR", graph, c, seed=args.seed, likes_only=likes),
+        "ALS": lambda c: implicit_fit("ALS", graph, c, seed=args.seed, likes_only=likes),
         "LightGCN": lambda c: lightgcn_fit(
             graph, c, tmp / "recbole", epochs=args.lightgcn_epochs, seed=args.seed
         ),
-        "SVD": lambda c: svd_fit(graph, c, seed=args.seed),
+        "SVD": lambda c: svd_fit(graph, c, seed=args.seed, likes_only=likes),
     }
     lookups: dict[str, HirLookup] = {}
     for peer in peers:
         started = time.perf_counter()
-        lookups[peer] = peer_lookup(graph, fits[peer], times, seed=args.seed)
+        lookups[peer] = peer_lookup(graph, fits[peer], times, seed=args.seed, likes_only=likes)
         timings[f"{peer} fits + snapshots"] = time.perf_counter() - started
     if args.hir_run:
         started = time.perf_counter()
@@ -315,7 +333,7 @@ def render(
         "command: `python benchmarks/movielens_peer_features.py " + " ".join(sys.argv[1:]) + "`",
         "",
         f"Peer snapshots as of {', '.join(iso_time(x) for x in times)} (each peer retrained "
-        "on the ratings before each). Both arms of each A/B fit from "
+        f"on the {args.positives} before each). Both arms of each A/B fit from "
         + ", ".join(f"{iso_time(x)} ({n})" for n, x in fit_from.items())
         + f". Test window: {ab.examples:,} examples, {ab.positives:,} likes, {ab.users:,} "
         f"users; {args.bootstrap} user resamples.",
@@ -355,6 +373,13 @@ def main() -> int:
     parser.add_argument(
         "--hir-run", action="append", default=[], help="HIR encoder run (repeat for refreshes)"
     )
+    parser.add_argument(
+        "--positives",
+        choices=("ratings", "likes"),
+        default="ratings",
+        help="what the peers learn from: every rating (a like counting once more), or the "
+        "likes only (BPR, ALS, SVD)",
+    )
     parser.add_argument("--lightgcn-epochs", type=int, default=5)
     parser.add_argument("--bootstrap", type=int, default=200, help="user resamples")
     parser.add_argument("--seed", type=int, default=0)
@@ -368,6 +393,8 @@ def main() -> int:
     unknown = sorted(set(peers) - set(PEERS))
     if unknown or not peers:
         parser.error(f"--peers: unknown or none {unknown}; choose from {list(PEERS)}")
+    if args.positives == "likes" and "LightGCN" in peers:
+        parser.error("--positives likes: LightGCN learns from the ratings only")
     torch.set_num_threads(args.threads)
     config = ABConfig(
         control="xgboost", treatment="xgboost+hir", n_bootstrap=args.bootstrap, seed=args.seed

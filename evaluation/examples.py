@@ -27,8 +27,8 @@ import polars as pl
 
 from hir_sdk.errors import InputError
 from hir_sdk.graph import TemporalGraph
-from hir_sdk.graph.event_index import EventIndex, pair_keys
-from hir_sdk.graph.owners import NO_OWNER, OwnersAsOf, conversion_index
+from hir_sdk.graph.event_index import EventIndex
+from hir_sdk.graph.owners import OwnersAsOf, conversion_index, converted_within
 from hir_sdk.schema.manifest import DAY
 
 WINDOWS = ("train", "validation", "test")
@@ -91,8 +91,9 @@ def build_examples(
     user, ad = graph.src[edges], graph.dst[edges]
     owner = owners.at(ad, ts)
     index = conversion_index(graph, owners) if conversions is None else conversions
-    converted = index.count_between(pair_keys(user, owner, graph.num_nodes), ts, ts + attribution_s)
-    label = ((converted > 0) & (owner != NO_OWNER)).astype(np.int8)
+    label = converted_within(index, user, owner, ts, ts + attribution_s, graph.num_nodes).astype(
+        np.int8
+    )
     frame = pl.DataFrame({"user": user, "ad": ad, "owner": owner, "ts": ts, "label": label})
     return Examples(
         window=window,

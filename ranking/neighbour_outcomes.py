@@ -36,8 +36,8 @@ import numpy as np
 import polars as pl
 
 from hir_sdk.graph import TemporalGraph
-from hir_sdk.graph.event_index import EventIndex, pair_keys
-from hir_sdk.graph.owners import NO_OWNER, OwnersAsOf, conversion_index
+from hir_sdk.graph.event_index import EventIndex
+from hir_sdk.graph.owners import OwnersAsOf, conversion_index, converted_within
 from hir_sdk.ranking.hir_lookup import HirLookup
 from hir_sdk.ranking.sequence.history import EventHistory
 from hir_sdk.schema.manifest import DAY
@@ -108,10 +108,10 @@ class NeighbourOutcomes:
         attribution window after `ts` and before `t`; arrays of one shape."""
         owner = self.owners.at(item, ts)
         until = np.minimum(ts + self.window_s, t - 1)  # count_between reads ts <= until
-        converted = self._conversions.count_between(
-            pair_keys(user, owner, self.graph.num_nodes), ts, until
+        converted = converted_within(
+            self._conversions, user, owner, ts, until, self.graph.num_nodes
         )
-        return ((converted > 0) & (owner != NO_OWNER) & (until > ts)).astype(np.float64)
+        return (converted & (until > ts)).astype(np.float64)
 
     def _block(self, user: np.ndarray, ad: np.ndarray, t: np.ndarray) -> dict[str, np.ndarray]:
         n = len(ad)

@@ -95,10 +95,30 @@ def run(args: argparse.Namespace) -> int:
         )
         steps = f"trained {result.steps} steps on {trainer.world_size} rank(s)"
         print(f"{steps}; {kept}; run: {result.run}")
-        note = objectives_note(trainer)
-        if note:
-            print(note)
+        for note in (objectives_note(trainer), pairs_note(trainer)):
+            if note:
+                print(note)
     return 0
+
+
+def pairs_note(trainer: Trainer) -> str:
+    """Which pairs the collaborative targets factorised, and the coverage that chose
+    them under `collaborative.pairs = "auto"` (`training.collaborative_targets`)."""
+    import math
+
+    from hir_sdk.training.collaborative_targets import MIN_COVERAGE
+
+    choice = trainer.similarity.collaborative_pairs
+    if choice is None:
+        return ""
+    which = "who converted through" if choice.pairs == "converted" else "who reached"
+    coverage = (
+        ""
+        if math.isnan(choice.coverage)  # the reached pairs were asked for: not counted
+        else f" (the converted pairs reach {choice.coverage:.0%} of the reached items; "
+        f'"auto" takes them from {MIN_COVERAGE:.0%})'
+    )
+    return f"collaborative targets: {which} what{coverage}"
 
 
 def objectives_note(trainer: Trainer) -> str:

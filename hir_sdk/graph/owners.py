@@ -186,3 +186,17 @@ def conversion_index(graph: TemporalGraph, owners: OwnersAsOf) -> EventIndex:
     owner = owners.at(graph.dst[mask], ts)
     known = owner != NO_OWNER
     return EventIndex(pair_keys(graph.src[mask][known], owner[known], graph.num_nodes), ts[known])
+
+
+def converted_within(
+    conversions: EventIndex,
+    user: np.ndarray,
+    owner: np.ndarray,
+    after: np.ndarray | int,
+    until: np.ndarray | int,
+    num_nodes: int,
+) -> np.ndarray:
+    """Where `user` converted on `owner` at a time in `(after, until]` (`conversions`:
+    `conversion_index`), the rule of the labels; False where the owner is `NO_OWNER`."""
+    hit = conversions.count_between(pair_keys(user, owner, num_nodes), after, until) > 0
+    return hit & (owner != NO_OWNER)

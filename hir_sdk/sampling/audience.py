@@ -80,6 +80,14 @@ def engagement_factors(
     """The SVD of the module doc; None when fewer than two destinations or sources take
     part. The random start comes from `seed`, so it is a function of its arguments."""
     dst, src = engagement_pairs(graph, as_of=as_of, roles=roles)
+    return pair_factors(dst, src, dim=dim, seed=seed)
+
+
+def pair_factors(
+    dst: np.ndarray, src: np.ndarray, *, dim: int, seed: int
+) -> EngagementFactors | None:
+    """Rank-`dim` randomized SVD of the 0/1 (destination x source) matrix of the distinct
+    pairs `(dst, src)`; None when fewer than two destinations or sources take part."""
     destinations, row = np.unique(dst, return_inverse=True)
     sources, col = np.unique(src, return_inverse=True)
     rank = min(dim, len(destinations) - 1, len(sources) - 1)

@@ -44,6 +44,9 @@ from hir_sdk.schema.manifest import EDGE_ROLES
 from hir_sdk.training.as_of import SELECTIONS
 from hir_sdk.training.co_engagement import ROLES as CO_ENGAGEMENT_ROLES
 
+# which pairs the collaborative targets factorise: the exposures that converted, the
+# edges of `roles`, or the first where they reach enough of the nodes (collaborative_targets)
+COLLABORATIVE_PAIRS = ("auto", "converted", "reached")
 MAX_SEED = 2**63 - 1  # seeds feed numpy and torch generators, which take up to 64 bits
 
 
@@ -230,11 +233,13 @@ class ContentConfig:
 @dataclass(frozen=True)
 class CollaborativeConfig:
     """Collaborative targets (`training.collaborative_targets`): the destinations keep the
-    neighbourhoods of a rank-`dim` SVD of who reached them. Content not needed."""
+    neighbourhoods of a rank-`dim` SVD of who reached them, or of who converted through
+    them (`pairs`). Content not needed."""
 
     weight: float = 0.0  # the engagement settings set COLLABORATIVE_WEIGHT
     dim: int = 64
     roles: tuple[str, ...] = CO_ENGAGEMENT_ROLES  # the edges that count as reaching a node
+    pairs: str = "auto"  # one of COLLABORATIVE_PAIRS
     target_temperature: float = 0.002
     temperature: float = 0.1
 
@@ -242,6 +247,11 @@ class CollaborativeConfig:
         if self.weight < 0 or self.dim < 1 or min(self.target_temperature, self.temperature) <= 0:
             raise ConfigError(
                 "CollaborativeConfig: need weight >= 0, dim >= 1 and temperatures > 0"
+            )
+        if self.pairs not in COLLABORATIVE_PAIRS:
+            raise ConfigError(
+                f"CollaborativeConfig.pairs must be one of {COLLABORATIVE_PAIRS}, "
+                f"got {self.pairs!r}"
             )
         unknown = sorted(set(self.roles) - set(EDGE_ROLES))
         if unknown or not self.roles:

@@ -15,7 +15,7 @@ import torch
 
 from hir_sdk.graph.temporal_graph import TemporalGraph
 from hir_sdk.knowledge.knowledge_base import KnowledgeBase
-from hir_sdk.training.collaborative_targets import collaborative_targets
+from hir_sdk.training.collaborative_targets import PairChoice, collaborative_targets
 from hir_sdk.training.config import CollaborativeConfig, ContentConfig, TrainConfig
 from hir_sdk.training.content_similarity import ContentTargets, content_similarity_loss
 
@@ -26,6 +26,7 @@ class SimilarityTerms:
     collaborative: ContentTargets | None
     content_settings: ContentConfig
     collaborative_settings: CollaborativeConfig
+    collaborative_pairs: PairChoice | None = None  # what the collaborative targets read
 
     @classmethod
     def build(
@@ -42,16 +43,17 @@ class SimilarityTerms:
                 co_engagement=config.content.co_engagement,
                 co_engagement_roles=config.content.co_engagement_roles,
             )
-        collaborative = None
+        collaborative, choice = None, None
         if config.collaborative.weight > 0:
-            collaborative = collaborative_targets(
+            collaborative, choice = collaborative_targets(
                 graph,
                 as_of=end,
                 roles=config.collaborative.roles,
                 dim=config.collaborative.dim,
                 seed=config.seed,
+                pairs=config.collaborative.pairs,
             )
-        return cls(content, collaborative, config.content, config.collaborative)
+        return cls(content, collaborative, config.content, config.collaborative, choice)
 
     def losses(
         self, nodes: np.ndarray, z: torch.Tensor, types: torch.Tensor

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import time
 from dataclasses import dataclass
 from functools import partial
@@ -336,6 +337,10 @@ class Trainer(StepTerms):
                 "auc": self.content_agreement.auc,
                 "pairs": self.content_agreement.pairs,
             }
+        choice = self.similarity.collaborative_pairs
+        if choice is not None:
+            coverage = None if math.isnan(choice.coverage) else choice.coverage
+            meta["collaborative_pairs"] = {"pairs": choice.pairs, "coverage": coverage}
         atomic_write_text(self.run / "meta.json", json.dumps(meta, indent=2) + "\n")
 
     def _start_run(self) -> TextIO:

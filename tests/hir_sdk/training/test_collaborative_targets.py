@@ -49,19 +49,21 @@ def _users_and_ads(graph, users: int, ads: int) -> tuple[np.ndarray, np.ndarray]
 def test_rows_are_the_nodes_reached_before_the_cutoff(tiny_graph):
     g = tiny_graph
     as_of = g.manifest.time.validation_start
-    t = collaborative_targets(g, as_of=as_of, roles=ROLES, dim=4, seed=0)
+    t, _ = collaborative_targets(g, as_of=as_of, roles=ROLES, dim=4, seed=0)
     dst, _ = _reached(g, as_of)
     items = np.unique(dst)
     np.testing.assert_array_equal(np.flatnonzero(t.row_of >= 0), items)
     assert t.vectors.shape == (len(items), 4) and t.vectors.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(t.vectors, axis=1), 1.0, rtol=1e-5)
     # a later cutoff reads the edges in between; the same cutoff and seed, the same rows
-    later = collaborative_targets(g, as_of=g.manifest.time.test_start, roles=ROLES, dim=4, seed=0)
+    later, _ = collaborative_targets(
+        g, as_of=g.manifest.time.test_start, roles=ROLES, dim=4, seed=0
+    )
     assert (later.row_of >= 0).sum() > len(items)
-    again = collaborative_targets(g, as_of=as_of, roles=ROLES, dim=4, seed=0)
+    again, _ = collaborative_targets(g, as_of=as_of, roles=ROLES, dim=4, seed=0)
     np.testing.assert_array_equal(again.vectors, t.vectors)
     # other roles, other pairs
-    clicks = collaborative_targets(g, as_of=as_of, roles=("click",), dim=4, seed=0)
+    clicks, _ = collaborative_targets(g, as_of=as_of, roles=("click",), dim=4, seed=0)
     np.testing.assert_array_equal(
         np.flatnonzero(clicks.row_of >= 0), np.unique(_reached(g, as_of, ("click",))[0])
     )
@@ -83,7 +85,7 @@ def test_the_neighbourhoods_are_the_exact_svds(tiny_graph):
     src += list(users[noise[0]])
     dst += list(ads[noise[1]])
     edges = _Edges(tiny_graph, src, dst)
-    t = collaborative_targets(edges, as_of=0, roles=ROLES, dim=3, seed=0)
+    t, _ = collaborative_targets(edges, as_of=0, roles=ROLES, dim=3, seed=0)
     items, sources = np.unique(dst), np.unique(src)
     a = np.zeros((len(items), len(sources)))
     a[np.searchsorted(items, dst), np.searchsorted(sources, src)] = 1.0
@@ -101,7 +103,7 @@ def test_items_with_one_audience_sit_together_and_apart_from_another(tiny_graph)
     users, ads = _users_and_ads(tiny_graph, 20, 10)
     src = np.concatenate([np.repeat(users[:10], 5), np.repeat(users[10:], 5)])
     dst = np.concatenate([np.tile(ads[:5], 10), np.tile(ads[5:], 10)])
-    t = collaborative_targets(_Edges(tiny_graph, src, dst), as_of=0, roles=ROLES, dim=2, seed=0)
+    t, _ = collaborative_targets(_Edges(tiny_graph, src, dst), as_of=0, roles=ROLES, dim=2, seed=0)
     z = t.vectors[t.row_of[ads]]
     cos = z @ z.T
     same = np.kron(np.eye(2), np.ones((5, 5))).astype(bool)
@@ -110,7 +112,8 @@ def test_items_with_one_audience_sit_together_and_apart_from_another(tiny_graph)
 
 def test_too_few_reached_nodes_give_no_targets(tiny_graph):
     g = tiny_graph
-    assert collaborative_targets(g, as_of=g.manifest.time.start, roles=ROLES, dim=4, seed=0) is None
+    t, _ = collaborative_targets(g, as_of=g.manifest.time.start, roles=ROLES, dim=4, seed=0)
+    assert t is None
 
 
 @pytest.mark.parametrize("weight", [0.0, 3.0])
@@ -161,3 +164,60 @@ def test_bad_settings_are_config_errors():
         CollaborativeConfig(weight=-1.0)
     with pytest.raises(ConfigError, match="not funnel roles"):
         CollaborativeConfig(roles=("purchase",))
+    with pytest.raises(ConfigError, match="pairs must be one of"):
+        CollaborativeConfig(pairs="liked")
+
+
+def test_auto_takes_the_converted_pairs_when_they_reach_enough_items(tiny_graph, monkeypatch):
+    """`pairs`: "converted" factorises the exposures that converted, "reached" the roles'
+    edges, and "auto" the converted ones from `MIN_COVERAGE` of the reached items on."""
+    from hir_sdk.graph.converted_pairs import converted_pairs
+    from hir_sdk.training import collaborative_targets as module
+
+    g = tiny_graph
+    as_of = g.manifest.time.test_start
+    item, _ = converted_pairs(g, as_of=as_of)
+    coverage = len(np.unique(item)) / len(np.unique(_reached(g, as_of)[0]))
+    assert 0 < coverage < 1
+    converted, choice = collaborative_targets(
+        g, as_of=as_of, roles=ROLES, dim=4, seed=0, pairs="converted"
+    )
+    np.testing.assert_array_equal(np.flatnonzero(converted.row_of >= 0), np.unique(item))
+    assert choice == module.PairChoice("converted", pytest.approx(coverage))
+    reached, choice = collaborative_targets(g, as_of=as_of, roles=ROLES, dim=4, seed=0)
+    assert choice.pairs == "reached" and np.isnan(choice.coverage)
+    for threshold, expected in ((coverage, converted), (coverage + 1e-9, reached)):
+        monkeypatch.setattr(module, "MIN_COVERAGE", threshold)
+        auto, choice = collaborative_targets(
+            g, as_of=as_of, roles=ROLES, dim=4, seed=0, pairs="auto"
+        )
+        assert choice.pairs == ("converted" if expected is converted else "reached")
+        assert choice.coverage == pytest.approx(coverage)
+        np.testing.assert_array_equal(auto.row_of, expected.row_of)
+        np.testing.assert_array_equal(auto.vectors, expected.vectors)
+
+
+def test_the_trainer_records_which_pairs_it_factorised(tiny_world, tmp_path):
+    import json
+
+    from hir_sdk.training import Trainer
+    from tests.hir_sdk.training.test_trainer import CONFIG
+
+    config = dataclasses.replace(
+        CONFIG,
+        use_content=False,
+        steps=1,
+        collaborative=dataclasses.replace(CONFIG.collaborative, weight=1.0, pairs="converted"),
+    )
+    trainer = Trainer(tiny_world, tmp_path / "run", config)
+    trainer.fit(progress=False)
+    meta = json.loads((tmp_path / "run" / "meta.json").read_text())
+    choice = trainer.similarity.collaborative_pairs
+    assert meta["collaborative_pairs"] == {"pairs": "converted", "coverage": choice.coverage}
+    assert 0 < choice.coverage < 1
+    from hir_sdk.cli.fit import pairs_note
+
+    assert pairs_note(trainer) == (
+        f"collaborative targets: who converted through what (the converted pairs reach "
+        f'{choice.coverage:.0%} of the reached items; "auto" takes them from 50%)'
+    )
