@@ -4,7 +4,8 @@ their own packages, on the same time split, the same candidates and the same met
     pip install -r benchmarks/requirements-peers.txt   # the peers (not SDK dependencies)
     pip install --no-deps recbole==1.2.0
     python benchmarks/movielens_peers.py [--steps 300] [--peers-only | --hir-run RUN ...]
-        [--recbole LightGCN,SASRec,KGIN] [--max-epochs 300] [--data DIR] [--record FILE]
+        [--recbole LightGCN,SASRec,KGIN] [--max-epochs 300] [--likes] [--data DIR]
+        [--record FILE]
 
 - data: MovieLens-100K with its knowledge graph from the installed recbole files
   (`hir dataset movielens-100k`), or with `--data` a dataset folder in the input format
@@ -23,9 +24,10 @@ their own packages, on the same time split, the same candidates and the same met
   re-ranking the exact k-NN top 100 by its calibrated like probability at the test start
   (so its recall@100 is the k-NN's);
 - peers, trained on every rating before the test start: `implicit`'s ALS and BPR
-  (`peers/implicit_models.py`); RecBole's LightGCN (graph), SASRec (sequence) and KGIN
-  (knowledge graph: the same Freebase links), each epoch count chosen on the validation
-  window and refit (`peers/recbole_models.py`); and the popularity list;
+  (`peers/implicit_models.py`; with `--likes` each also on the likes alone); RecBole's
+  LightGCN (graph), SASRec (sequence) and KGIN (knowledge graph: the same Freebase
+  links), each epoch count chosen on the validation window and refit
+  (`peers/recbole_models.py`); and the popularity list;
 - the engagement prior (`hir_sdk.ranking.retrieval.engagement_prior`): HIR's exact k-NN
   and each `implicit` peer also ranked by its score plus a weight times the prior, the
   weight and the prior's half-life scale chosen on the validation window by the same rule
@@ -178,6 +180,7 @@ def implicit_with_prior(
     seed: int,
     choices: dict,
     scales: tuple[float, ...] = PRIOR_HALF_LIFE_SCALES,
+    likes: bool = False,
 ) -> dict[str, np.ndarray]:
     """Each implicit peer's test scores plus the engagement prior, its weight and decay
     chosen as HIR's are: the peer refit on the ratings before the validation start, its
@@ -185,7 +188,9 @@ def implicit_with_prior(
     (`choose_blend_decay`)."""
     t = graph.manifest.time
     validation = query_lists(graph, "validation")
-    early = implicit_scores(graph, validation, factors=64, seed=seed, cutoff=t.validation_start)
+    early = implicit_scores(
+        graph, validation, factors=64, seed=seed, cutoff=t.validation_start, likes=likes
+    )
     out = {}
     for name, s in scores.items():
         choice = choose_blend_decay(
@@ -283,6 +288,12 @@ def main() -> int:
         help="the prior's half-life scales to choose from (default: the SDK's; 1: the "
         "manifest's half-lives only)",
     )
+    parser.add_argument(
+        "--likes",
+        action="store_true",
+        help="also train each implicit peer on the likes alone (a rating without a like "
+        "is no positive)",
+    )
     parser.add_argument("--record")
     args = parser.parse_args()
     recbole = [m for m in args.recbole.split(",") if m]
@@ -311,9 +322,15 @@ def main() -> int:
             if not same_queries(ranked, queries):
                 raise RuntimeError("HIR's query users, candidates or truth differ from the peers'")
         started = time.perf_counter()
-        scores = implicit_scores(graph, queries, factors=64, seed=args.seed)
+        scores = implicit_scores(graph, queries, factors=64, seed=args.seed, likes=args.likes)
         blended = implicit_with_prior(
-            graph, queries, scores, seed=args.seed, choices=choices, scales=args.prior_scales
+            graph,
+            queries,
+            scores,
+            seed=args.seed,
+            choices=choices,
+            scales=args.prior_scales,
+            likes=args.likes,
         )
         timings["implicit ALS + BPR (with the prior's choice)"] = time.perf_counter() - started
         for name in recbole:
@@ -370,6 +387,8 @@ def main() -> int:
         flags += f" --data {args.data.name}"
     if args.prior_scales != PRIOR_HALF_LIFE_SCALES:
         flags += " --prior-scales " + ",".join(f"{x:g}" for x in args.prior_scales)
+    if args.likes:
+        flags += " --likes"
     lines = [
         f"### {name}, HIR retrieval vs peers ({hir_part}, seed {args.seed})",
         "",

@@ -1,6 +1,7 @@
 """`implicit`'s alternating least squares (Hu et al. 2008) and Bayesian personalized
 ranking (Rendle et al. 2009), trained on every rating before the cutoff (the test start
-unless given; confidence 1, plus 1 for a like), 64 factors, seeded, one thread."""
+unless given; confidence 1, plus 1 for a like), or on the likes alone, 64 factors,
+seeded, one thread."""
 
 from __future__ import annotations
 
@@ -21,9 +22,12 @@ def implicit_scores(
     factors: int = 64,
     seed: int = 0,
     cutoff: int | None = None,
+    likes: bool = False,
 ) -> dict[str, np.ndarray]:
     """(U, A) scores of the implicit peers for the query users over the candidate ads,
-    trained on the ratings before `cutoff` (default the test start)."""
+    trained on the ratings before `cutoff` (default the test start); with `likes`, each
+    also trained on the likes alone ("... on likes": a rating without a like is no
+    positive), the matrix a team ranking for likes might give it."""
     cutoff = graph.manifest.time.test_start if cutoff is None else cutoff
     k = graph.edges_before(cutoff)
     users = np.flatnonzero(np.isin(np.arange(graph.num_nodes), graph.src[:k]))
@@ -33,26 +37,39 @@ def implicit_scores(
     item_col[ranked.ads] = np.arange(len(ranked.ads))
     src, dst = graph.src[:k], graph.dst[:k]
     keep = (user_row[src] >= 0) & (item_col[dst] >= 0)  # user -> candidate edges
-    matrix = sp.csr_matrix(
-        (np.ones(int(keep.sum()), np.float32), (user_row[src[keep]], item_col[dst[keep]])),
-        shape=(len(users), len(ranked.ads)),
-    )  # duplicates add up: a rating is 1, a rating plus a like 2
-    models = {
-        "implicit ALS (peer)": AlternatingLeastSquares(
+    matrices = {"": keep}  # duplicates add up: a rating is 1, a rating plus a like 2
+    if likes:
+        matrices[" on likes"] = keep & np.isin(graph.etype[:k], graph.role_codes("conversion"))
+    out = {}
+    rows = user_row[ranked.users]
+    for suffix, edges in matrices.items():
+        matrix = sp.csr_matrix(
+            (np.ones(int(edges.sum()), np.float32), (user_row[src[edges]], item_col[dst[edges]])),
+            shape=(len(users), len(ranked.ads)),
+        )
+        for name, model in _models(factors, seed).items():
+            out[f"{name}{suffix} (peer)"] = _scores(model, matrix, rows)
+    return out
+
+
+def _models(factors: int, seed: int) -> dict:
+    return {
+        "implicit ALS": AlternatingLeastSquares(
             factors=factors, regularization=0.05, iterations=15, random_state=seed, num_threads=1
         ),
-        "implicit BPR (peer)": BayesianPersonalizedRanking(
+        "implicit BPR": BayesianPersonalizedRanking(
             factors=factors, iterations=100, random_state=seed, num_threads=1
         ),
     }
-    out = {}
-    rows = user_row[ranked.users]
-    for name, model in models.items():
-        with threadpool_limits(1, "blas"):  # implicit asks for it (its own threads do the work)
-            model.fit(matrix, show_progress=False)
-        # a user with no rating before the test start has no factors: zeros, as the
-        # RecBole peers give it (row -1 would read the last trained user's)
-        u = np.where(rows[:, None] >= 0, np.asarray(model.user_factors)[rows], 0.0)
-        v = np.asarray(model.item_factors)
-        out[name] = u @ v.T
-    return out
+
+
+def _scores(model, matrix: sp.csr_matrix, rows: np.ndarray) -> np.ndarray:
+    """The fitted model's (U, A) scores for the query users' `rows` (-1: no rating)."""
+    with threadpool_limits(1, "blas"):  # implicit asks for it (its own threads do the work)
+        model.fit(matrix, show_progress=False)
+    # a user with no rating (no like) before the cutoff has no factors: zeros, as the
+    # RecBole peers give it (row -1 would read the last trained user's, and BPR leaves an
+    # empty row's random start as it was)
+    trained = (rows >= 0) & (np.diff(matrix.indptr)[rows] > 0)
+    u = np.where(trained[:, None], np.asarray(model.user_factors)[rows], 0.0)
+    return u @ np.asarray(model.item_factors).T
