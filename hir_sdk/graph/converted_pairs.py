@@ -20,13 +20,16 @@ from hir_sdk.graph.temporal_graph import TemporalGraph
 from hir_sdk.schema.manifest import DAY
 
 
-def converted_pairs(graph: TemporalGraph, *, as_of: int) -> tuple[np.ndarray, np.ndarray]:
+def converted_pairs(
+    graph: TemporalGraph, *, as_of: int, owners: OwnersAsOf | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """`(item, user)` of the distinct pairs with an exposure edge before `as_of` that
-    converted before `as_of` (module doc), sorted by item, then user."""
+    converted before `as_of` (module doc), sorted by item, then user. `owners`: the
+    graph's, when the caller has them."""
     k = graph.edges_before(as_of)
     exposed = np.isin(graph.etype[:k], graph.role_codes("exposure"))
     user, item, ts = graph.src[:k][exposed], graph.dst[:k][exposed], graph.ts[:k][exposed]
-    owners = OwnersAsOf(graph)
+    owners = OwnersAsOf(graph) if owners is None else owners
     window = int(round(graph.manifest.attribution_window_days * DAY))
     hit = converted_within(
         conversion_index(graph, owners),

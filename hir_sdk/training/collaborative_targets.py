@@ -25,8 +25,8 @@ Which pairs (`pairs`): the rankers predict conversions, and two items converted 
 the same users are alike in what the rankers ask, where two items only shown to (or
 rated by) the same users may be liked by different ones. But conversions are rare on an
 ads log: most exposed items have none in the window, and a factorisation of those few
-pairs places few items. `"auto"` takes the converted pairs when their destinations are
-at least `MIN_COVERAGE` of the reached pairs' destinations, else the reached pairs.
+pairs places few items. `"auto"` takes the converted pairs when they reach at least
+`MIN_COVERAGE` of the reached pairs' destinations, else the reached pairs.
 
 `as_of` is the end of the training window: the targets read nothing the run may not
 (a conversion at or after it does not count). The SVD's random start comes from `seed`,
@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hir_sdk.graph.converted_pairs import converted_pairs
+from hir_sdk.graph.owners import OwnersAsOf
 from hir_sdk.graph.temporal_graph import TemporalGraph
 from hir_sdk.sampling.audience import engagement_pairs, pair_factors
 from hir_sdk.training.config import COLLABORATIVE_PAIRS
@@ -51,27 +52,37 @@ MIN_COVERAGE = 0.5
 @dataclass(frozen=True)
 class PairChoice:
     """What the targets factorise: `pairs` ("converted" or "reached") and `coverage`, the
-    converted pairs' destinations over the reached pairs' (NaN where not counted)."""
+    share of the reached pairs' destinations that converted pairs reach (NaN where not
+    counted)."""
 
     pairs: str
     coverage: float
 
 
 def target_pairs(
-    graph: TemporalGraph, *, as_of: int, roles: tuple[str, ...], pairs: str
+    graph: TemporalGraph,
+    *,
+    as_of: int,
+    roles: tuple[str, ...],
+    pairs: str,
+    owners: OwnersAsOf | None = None,
 ) -> tuple[np.ndarray, np.ndarray, PairChoice]:
-    """`(dst, src, choice)`: the distinct pairs `pairs` asks for (module doc)."""
+    """`(dst, src, choice)`: the distinct pairs `pairs` asks for (module doc). `"auto"`
+    also needs two items and two users among the converted pairs (fewer factorise to
+    nothing). `owners`: the graph's, when the caller has them."""
     if pairs not in COLLABORATIVE_PAIRS:
         raise ValueError(f"pairs must be one of {COLLABORATIVE_PAIRS}, got {pairs!r}")
     if pairs == "reached":
         dst, src = engagement_pairs(graph, as_of=as_of, roles=roles)
         return dst, src, PairChoice("reached", float("nan"))
-    converted = converted_pairs(graph, as_of=as_of)
+    item, user = converted_pairs(graph, as_of=as_of, owners=owners)
     reached = engagement_pairs(graph, as_of=as_of, roles=roles)
-    reached_count = len(np.unique(reached[0]))
-    coverage = len(np.unique(converted[0])) / reached_count if reached_count else 0.0
-    if pairs == "converted" or coverage >= MIN_COVERAGE:
-        return *converted, PairChoice("converted", coverage)
+    reached_items = np.unique(reached[0])
+    covered = np.intersect1d(item, reached_items, assume_unique=False)
+    coverage = len(covered) / len(reached_items) if len(reached_items) else 0.0
+    enough = min(len(np.unique(item)), len(np.unique(user))) >= 2
+    if pairs == "converted" or (coverage >= MIN_COVERAGE and enough):
+        return item, user, PairChoice("converted", coverage)
     return *reached, PairChoice("reached", coverage)
 
 
@@ -83,10 +94,11 @@ def collaborative_targets(
     dim: int,
     seed: int,
     pairs: str = "reached",
+    owners: OwnersAsOf | None = None,
 ) -> tuple[ContentTargets | None, PairChoice]:
     """Unit rank-`dim` SVD rows of the destinations of the pairs before `as_of` (module
     doc), None when fewer than two destinations or sources take part; and which pairs."""
-    dst, src, choice = target_pairs(graph, as_of=as_of, roles=roles, pairs=pairs)
+    dst, src, choice = target_pairs(graph, as_of=as_of, roles=roles, pairs=pairs, owners=owners)
     factors = pair_factors(dst, src, dim=dim, seed=seed)
     if factors is None:
         return None, choice

@@ -11,7 +11,7 @@ seed = 0
 [distill]      student_temperature = 0.1, teacher_epsilon = 0.05, sinkhorn_iterations = 3
 [engagement]   pairs = 128, weight = 1.0
 [content]      weight = 6.0, target_temperature = 0.002, co_engagement = 4.0
-[collaborative] weight = 0.0, dim = 64, roles = ["exposure", "click"]
+[collaborative] weight = 0.0, dim = 64, roles = ["exposure", "click"], pairs = "auto"
 [audience]     dim = 64, roles = ["exposure", "click"], basis_at = 0.5
 [teacher_view] fanout = [16, 8], max_nodes = 96    (sampling.config.ViewConfig)
 [student_view] fanout = [8], max_nodes = 24

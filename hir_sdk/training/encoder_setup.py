@@ -26,7 +26,7 @@ from hir_sdk.sampling.audience import (
 from hir_sdk.sampling.node_attributes import ATTRIBUTES_FILE, AttributeScale, fit_attribute_scale
 from hir_sdk.sampling.node_features import NodeFeaturizer
 from hir_sdk.schema.dataset import Dataset
-from hir_sdk.training.config import TrainConfig
+from hir_sdk.training.config import TrainConfig, load_config
 from hir_sdk.training.content_agreement import (
     ContentAgreement,
     choose_objectives,
@@ -119,7 +119,9 @@ def training_inputs(dataset: Dataset, graph: TemporalGraph, config: TrainConfig)
     A warm start reads what its init run read, so that the weights it starts from fit:
     that run's basis, or none where it had none, whatever `audience.dim` says (the
     settings then say 0, or the basis's rank where they said 0); and that run's attribute
-    scale, or none. `use_attributes` then says whether the run read attributes."""
+    scale, or none. `use_attributes` then says whether the run read attributes. It also
+    keeps the pairs that run resolved `collaborative.pairs = "auto"` to
+    (`keep_collaborative_pairs`), so that a refresh chain learns one kind of target."""
     featurizer = make_featurizer(dataset, graph, config)
     knowledge = featurizer.knowledge
     agreement = (
@@ -129,6 +131,7 @@ def training_inputs(dataset: Dataset, graph: TemporalGraph, config: TrainConfig)
     )
     config = choose_objectives(config, agreement)
     if config.init_from:
+        config = keep_collaborative_pairs(config, Path(config.init_from))
         basis = run_audience(Path(config.init_from))
         dim = 0 if basis is None else config.audience.dim or basis.dim
         config = dataclasses.replace(config, audience=dataclasses.replace(config.audience, dim=dim))
@@ -172,6 +175,19 @@ def audience_rows_at(graph: TemporalGraph, config: TrainConfig) -> int:
     read them."""
     t = graph.manifest.time
     return t.start + int((t.validation_start - t.start) * config.audience.basis_at)
+
+
+def keep_collaborative_pairs(config: TrainConfig, run: Path) -> TrainConfig:
+    """`config` with `collaborative.pairs = "auto"` replaced by the pairs `run` resolved
+    it to (its config.toml), so that warm-started refreshes learn the targets their init
+    run learned; unchanged where `config` names its pairs or `run` did not resolve them."""
+    path = Path(run) / "config.toml"
+    if config.collaborative.pairs != "auto" or not path.is_file():
+        return config
+    pairs = load_config(path).collaborative.pairs
+    return dataclasses.replace(
+        config, collaborative=dataclasses.replace(config.collaborative, pairs=pairs)
+    )
 
 
 def run_audience(run: Path) -> AudienceBasis | None:

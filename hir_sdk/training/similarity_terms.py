@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from hir_sdk.graph.owners import OwnersAsOf
 from hir_sdk.graph.temporal_graph import TemporalGraph
 from hir_sdk.knowledge.knowledge_base import KnowledgeBase
 from hir_sdk.training.collaborative_targets import PairChoice, collaborative_targets
@@ -30,9 +31,15 @@ class SimilarityTerms:
 
     @classmethod
     def build(
-        cls, graph: TemporalGraph, knowledge: KnowledgeBase | None, config: TrainConfig
+        cls,
+        graph: TemporalGraph,
+        knowledge: KnowledgeBase | None,
+        config: TrainConfig,
+        *,
+        owners: OwnersAsOf | None = None,
     ) -> SimilarityTerms:
-        """The targets `config` asks for, from `graph`'s training window."""
+        """The targets `config` asks for, from `graph`'s training window (`owners`: the
+        graph's, when the caller has them)."""
         end = graph.manifest.time.validation_start
         content = None
         if knowledge is not None and config.content.weight > 0:
@@ -52,7 +59,10 @@ class SimilarityTerms:
                 dim=config.collaborative.dim,
                 seed=config.seed,
                 pairs=config.collaborative.pairs,
+                owners=owners,
             )
+            if collaborative is None:  # no term: nothing was factorised
+                choice = None
         return cls(content, collaborative, config.content, config.collaborative, choice)
 
     def losses(

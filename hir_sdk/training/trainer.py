@@ -28,7 +28,7 @@ import copy
 import json
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import TextIO
@@ -111,7 +111,10 @@ class Trainer(StepTerms):
         self.sampler_config = c.sampler()  # the views, written with the run's config
         self.builder = BatchBuilder(graph, self.sampler_config, featurizer=self.featurizer)
         knowledge = self.featurizer.knowledge
-        self.similarity = SimilarityTerms.build(graph, knowledge, c)
+        self.similarity = SimilarityTerms.build(graph, knowledge, c, owners=owners)
+        if self.similarity.collaborative_pairs is not None:  # written resolved, as above
+            pairs = self.similarity.collaborative_pairs.pairs
+            self.config = c = replace(c, collaborative=replace(c.collaborative, pairs=pairs))
         self.rank, self.world_size = world()
         anchors, cutoffs = anchors_from_events(graph, "train")
         if len(anchors) == 0:

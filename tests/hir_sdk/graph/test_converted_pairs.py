@@ -54,6 +54,26 @@ def test_a_later_cutoff_keeps_every_pair_and_reads_conversions_it_may(tiny_graph
     after = set(zip(*(a.tolist() for a in converted_pairs(g, as_of=late)), strict=True))
     assert before < after
     assert _by_loop(g, late) == after
+    k = g.edges_before(early)
+    exposed = np.isin(g.etype[:k], g.role_codes("exposure"))
+    shown_early = set(zip(g.dst[:k][exposed].tolist(), g.src[:k][exposed].tolist(), strict=True))
+    assert (after - before) & shown_early  # exposed before `early`, converted after it
+
+
+def test_a_conversion_at_the_cutoff_does_not_count_and_one_before_it_does(tiny_graph):
+    """Cut at each of a few conversions' own times: the pairs equal the loop's, and the
+    pair a conversion completes appears from the cutoff one second after it."""
+    g = tiny_graph
+    conversion = np.isin(g.etype, g.role_codes("conversion"))
+    times = np.unique(g.ts[conversion])
+    changed = 0
+    for t in times[:: max(1, len(times) // 8)][:8]:
+        at = set(zip(*(a.tolist() for a in converted_pairs(g, as_of=int(t))), strict=True))
+        after = set(zip(*(a.tolist() for a in converted_pairs(g, as_of=int(t) + 1)), strict=True))
+        assert at == _by_loop(g, int(t)) and after == _by_loop(g, int(t) + 1)
+        assert at <= after
+        changed += at != after
+    assert changed > 0
 
 
 def test_the_pairs_agree_with_the_training_examples_labels(tiny_graph):

@@ -198,26 +198,83 @@ def test_auto_takes_the_converted_pairs_when_they_reach_enough_items(tiny_graph,
 
 
 def test_the_trainer_records_which_pairs_it_factorised(tiny_world, tmp_path):
+    """`auto` is written resolved into the run's config.toml (a refresh warm-started from
+    it keeps the choice), the share into meta.json, and `hir fit` says both."""
     import json
 
+    from hir_sdk.cli.fit import pairs_note
     from hir_sdk.training import Trainer
+    from hir_sdk.training.collaborative_targets import MIN_COVERAGE, target_pairs
+    from hir_sdk.training.config import load_config
     from tests.hir_sdk.training.test_trainer import CONFIG
 
     config = dataclasses.replace(
         CONFIG,
         use_content=False,
         steps=1,
-        collaborative=dataclasses.replace(CONFIG.collaborative, weight=1.0, pairs="converted"),
+        collaborative=dataclasses.replace(CONFIG.collaborative, weight=1.0, pairs="auto"),
     )
     trainer = Trainer(tiny_world, tmp_path / "run", config)
     trainer.fit(progress=False)
-    meta = json.loads((tmp_path / "run" / "meta.json").read_text())
     choice = trainer.similarity.collaborative_pairs
-    assert meta["collaborative_pairs"] == {"pairs": "converted", "coverage": choice.coverage}
-    assert 0 < choice.coverage < 1
-    from hir_sdk.cli.fit import pairs_note
-
+    *_, expected = target_pairs(
+        trainer.graph,
+        as_of=trainer.graph.manifest.time.validation_start,
+        roles=ROLES,
+        pairs="auto",
+    )
+    assert choice == expected and 0 < choice.coverage < 1
+    assert choice.pairs == ("converted" if choice.coverage >= MIN_COVERAGE else "reached")
+    meta = json.loads((tmp_path / "run" / "meta.json").read_text())
+    assert meta["collaborative_pairs"] == {"pairs": choice.pairs, "coverage": choice.coverage}
+    assert load_config(tmp_path / "run" / "config.toml").collaborative.pairs == choice.pairs
+    which = "who converted through" if choice.pairs == "converted" else "who reached"
     assert pairs_note(trainer) == (
-        f"collaborative targets: who converted through what (the converted pairs reach "
+        f"collaborative targets: {which} what (the converted pairs reach "
         f'{choice.coverage:.0%} of the reached items; "auto" takes them from 50%)'
     )
+
+
+def test_auto_keeps_the_reached_pairs_when_too_few_converted_ones_factorise(
+    tiny_graph, monkeypatch
+):
+    """Below two items or two users the converted pairs have no SVD: at any coverage
+    `auto` takes the reached pairs, and the trainer's term is not lost."""
+    from hir_sdk.graph.converted_pairs import converted_pairs
+    from hir_sdk.training import collaborative_targets as module
+
+    g = tiny_graph
+    conversion = np.isin(g.etype, g.role_codes("conversion"))
+    for when in np.unique(g.ts[conversion]):
+        item, user = converted_pairs(g, as_of=int(when) + 1)
+        if len(item):
+            break
+    assert len(np.unique(item)) < 2 or len(np.unique(user)) < 2
+    monkeypatch.setattr(module, "MIN_COVERAGE", 0.0)
+    targets, choice = collaborative_targets(
+        g, as_of=int(when) + 1, roles=ROLES, dim=4, seed=0, pairs="auto"
+    )
+    assert choice.pairs == "reached" and choice.coverage > 0
+    assert targets is not None
+
+
+def test_a_warm_start_keeps_the_pairs_its_init_run_resolved(tmp_path):
+    """A refresh chain keeps one kind of target: `auto` takes the init run's resolved
+    pairs; pairs named in the settings, or an init run that left them `auto`, stay."""
+    from hir_sdk.training import TrainConfig
+    from hir_sdk.training.encoder_setup import keep_collaborative_pairs
+
+    def config(pairs: str) -> TrainConfig:
+        c = TrainConfig()
+        return dataclasses.replace(
+            c, collaborative=dataclasses.replace(c.collaborative, pairs=pairs)
+        )
+
+    run = tmp_path / "run"
+    run.mkdir()
+    assert keep_collaborative_pairs(config("auto"), run).collaborative.pairs == "auto"
+    (run / "config.toml").write_text(config("converted").to_toml(), encoding="utf-8")
+    assert keep_collaborative_pairs(config("auto"), run).collaborative.pairs == "converted"
+    assert keep_collaborative_pairs(config("reached"), run).collaborative.pairs == "reached"
+    (run / "config.toml").write_text(config("auto").to_toml(), encoding="utf-8")
+    assert keep_collaborative_pairs(config("auto"), run).collaborative.pairs == "auto"
