@@ -37,7 +37,7 @@ import polars as pl
 
 from hir_sdk.graph import TemporalGraph
 from hir_sdk.graph.event_index import EventIndex
-from hir_sdk.graph.owners import OwnersAsOf, conversion_index, converted_within
+from hir_sdk.graph.owners import OwnersAsOf, conversion_index, converted_before
 from hir_sdk.ranking.hir_lookup import HirLookup
 from hir_sdk.ranking.sequence.history import EventHistory
 from hir_sdk.schema.manifest import DAY
@@ -106,12 +106,10 @@ class NeighbourOutcomes:
     def outcomes(self, user: np.ndarray, item: np.ndarray, ts: np.ndarray, t: np.ndarray):
         """(n,) 1.0 where `user` converted on the owner `item` had at `ts`, within the
         attribution window after `ts` and before `t`; arrays of one shape."""
-        owner = self.owners.at(item, ts)
-        until = np.minimum(ts + self.window_s, t - 1)  # count_between reads ts <= until
-        converted = converted_within(
-            self._conversions, user, owner, ts, until, self.graph.num_nodes
+        converted = converted_before(
+            self._conversions, self.owners, user, item, ts, t, self.window_s
         )
-        return (converted & (until > ts)).astype(np.float64)
+        return converted.astype(np.float64)
 
     def _block(self, user: np.ndarray, ad: np.ndarray, t: np.ndarray) -> dict[str, np.ndarray]:
         n = len(ad)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from hir_sdk.graph.event_index import pair_keys, split_pair_keys
-from hir_sdk.graph.owners import OwnersAsOf, conversion_index, converted_within
+from hir_sdk.graph.owners import OwnersAsOf, conversion_index, converted_before
 from hir_sdk.graph.temporal_graph import TemporalGraph
 from hir_sdk.schema.manifest import DAY
 
@@ -31,13 +31,6 @@ def converted_pairs(
     user, item, ts = graph.src[:k][exposed], graph.dst[:k][exposed], graph.ts[:k][exposed]
     owners = OwnersAsOf(graph) if owners is None else owners
     window = int(round(graph.manifest.attribution_window_days * DAY))
-    hit = converted_within(
-        conversion_index(graph, owners),
-        user,
-        owners.at(item, ts),
-        ts,
-        np.minimum(ts + window, as_of - 1),
-        graph.num_nodes,
-    )
+    hit = converted_before(conversion_index(graph, owners), owners, user, item, ts, as_of, window)
     n = graph.num_nodes
     return split_pair_keys(np.unique(pair_keys(item[hit], user[hit], n)), n)

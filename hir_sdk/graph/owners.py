@@ -200,3 +200,20 @@ def converted_within(
     `conversion_index`), the rule of the labels; False where the owner is `NO_OWNER`."""
     hit = conversions.count_between(pair_keys(user, owner, num_nodes), after, until) > 0
     return hit & (owner != NO_OWNER)
+
+
+def converted_before(
+    conversions: EventIndex,
+    owners: OwnersAsOf,
+    user: np.ndarray,
+    item: np.ndarray,
+    ts: np.ndarray,
+    t: np.ndarray | int,
+    window_s: int,
+) -> np.ndarray:
+    """Where the exposure `(user, item, ts)` converted as known before `t`: the user
+    converted on the owner `item` had at `ts`, within `window_s` seconds after `ts` and
+    before `t` (a conversion at or after `t` is not read)."""
+    until = np.minimum(ts + window_s, np.asarray(t) - 1)  # count_between reads ts <= until
+    hit = converted_within(conversions, user, owners.at(item, ts), ts, until, owners.num_nodes)
+    return hit & (until > ts)
