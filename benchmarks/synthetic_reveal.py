@@ -5,19 +5,20 @@ interest (`content_reveal` 1, 0.5, 0), and with interest drift on top of a text 
 reveals nothing (`interest_drift`).
 
     python benchmarks/synthetic_reveal.py [--scale quick] [--settings ...] [--seed 0]
-        [--record benchmarks/results/synthetic_reveal.md]
+        [--config FILE] [--record benchmarks/results/synthetic_reveal.md]
 
 Each setting is the main job as `hir run` runs it (`hir_sdk.pipeline.run_job`): the
 world synthesized with the setting's knobs (`--seed`), the encoder trained on the first
 half of the training window and refreshed at the validation and test starts, the
 objectives chosen by `objectives = "auto"` (the engagement settings where the text
-disagrees with engagement), three full snapshots plus creation and arrival snapshots,
+disagrees with engagement or is not read), three full snapshots plus creation and arrival snapshots,
 retrieval, and the A/B on the test window with each XGBoost arm tuned on validation.
 `--scale quick` uses `hir demo`'s quick preset (its steps and encoder); other scales
-`hir run`'s defaults. Only the HIR arm reads the text; the XGBoost baseline never does.
-Each row also says how often the text's most-mentioned leaf is the entity's own (the
-leaf-from-text accuracy), which objectives the automatic choice took, and the exact
-k-NN retrieval recall@100 of users with a history.
+`hir run`'s defaults; `--config` changes the encoder's settings as `hir run --config`
+does (`use_content = false`: the encoder reads no text). Only the HIR arm reads the
+text; the XGBoost baseline never does. Each row also says how often the text's
+most-mentioned leaf is the entity's own (the leaf-from-text accuracy), which objectives
+the run trained with, and the exact k-NN retrieval recall@100 of users with a history.
 """
 
 from __future__ import annotations
@@ -99,11 +100,17 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="the worlds' and the job's seed")
     parser.add_argument("--bootstrap", type=at_least(1), default=200)
     parser.add_argument("--out", type=Path, default=None, help="keep the work folders here")
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help="an encoder settings file, as `hir run --config` reads (e.g. use_content = false)",
+    )
     parser.add_argument("--record", default=None)
     args = parser.parse_args()
     quick = args.scale == QUICK
     settings = JobSettings.with_encoder(
-        None,
+        args.config,
         True,
         quick_encoder() if quick else None,
         seed=args.seed,
@@ -123,6 +130,7 @@ def main() -> None:
         f" --settings {' '.join(args.settings)}"
         + (f" --seed {args.seed}" if args.seed else "")
         + f" --bootstrap {args.bootstrap}"
+        + (f" --config {args.config.name}" if args.config else "")
     )
     base = SCALES[args.scale]
     lines = [
@@ -130,7 +138,7 @@ def main() -> None:
         f"{base.n_users:,} users, {base.n_advertisers:,} advertisers)",
         "",
         f"`{command}` (`hir run`'s job, {settings.steps} encoder steps and refreshes of "
-        f"{settings.refresh}; objectives chosen automatically; each XGBoost arm tuned on "
+        f"{settings.refresh}; the objectives each row names; each XGBoost arm tuned on "
         "validation).",
         "",
         "| setting | content reveal | interest drift | leaf-from-text accuracy | objectives "

@@ -122,12 +122,20 @@ def pairs_note(trainer: Trainer) -> str:
 
 
 def objectives_note(trainer: Trainer) -> str:
-    """Which settings a run with content trained with, and the content agreement that
-    chose them under `objectives = "auto"` (`training.content_agreement`); else ""."""
+    """Which settings a run trained with, and what chose them under `objectives = "auto"`
+    (`training.content_agreement`): the content agreement, or that the run read no text;
+    "" where content is on and no edge was measured."""
     from hir_sdk.training.content_agreement import CONTENT_AGREES, MIN_PAIRS
 
     agreement, c = trainer.content_agreement, trainer.config
-    if agreement is None or agreement.pairs == 0:
+    engagement = (
+        "the engagement settings (clusters read the space, popularity-corrected softmax, "
+        "collaborative targets)"
+    )
+    if agreement is None:
+        chosen = engagement if c.objectives == "engagement" else "the configured settings"
+        return f"no text read (use_content = false or no content table); trained with {chosen}"
+    if agreement.pairs == 0:
         return ""
     chosen = (
         "the engagement settings (no content-similarity term, clusters read the space, "

@@ -307,8 +307,8 @@ class TrainConfig:
     train_until: str = ""  # end the training window early (a time, see training.as_of)
     select: str = "validation"  # best.pt: lowest validation loss, or "last" (a refresh run)
     init_from: str = ""  # warm start: an earlier run whose best.pt weights this one starts from
-    # "auto": with content on, the engagement settings when the text says little about
-    # engagement (training.content_agreement), else the settings below as they are;
+    # "auto": the engagement settings without content, and with content when the text
+    # says little about engagement (training.content_agreement), else the settings below;
     # "as_configured": always the settings below; "engagement": always the engagement ones
     objectives: str = "auto"
     model: ModelSizes = field(default_factory=ModelSizes)

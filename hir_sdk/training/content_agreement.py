@@ -19,9 +19,10 @@ seeded, so the value is a function of the data, the window and the seed. Nothing
 the training window is read.
 
 `choose_objectives` turns it into the training settings (`TrainConfig.objectives`):
-where the text agrees, the configured ones (the content-similarity term, clusters that
-shape the space) without the audience input (`sampling.audience`), which there only
-dilutes the text; where it does not, the engagement settings, which drop the
+where the run reads no text, the engagement settings below; where the text agrees, the
+configured ones (the content-similarity term, clusters that shape the space) without
+the audience input (`sampling.audience`), which there only dilutes the text; where it
+does not, the engagement settings, which drop the
 content-similarity term (`content.weight = 0`, the text stays an input), keep the clusters
 reading the space (`distill.shapes_encoder = false`), correct the in-batch softmax
 for popularity (`engagement.logq_correction = true`), take smaller steps
@@ -139,11 +140,14 @@ def engagement_settings(config: TrainConfig) -> TrainConfig:
 def choose_objectives(config: TrainConfig, agreement: ContentAgreement | None) -> TrainConfig:
     """The settings a run trains with: `config` resolved by its `objectives` and the
     measured `agreement` (None: the run has no content). "auto" takes the engagement
-    settings only when content is on, measured on at least `MIN_PAIRS` edges, and below
+    settings where the run reads no text (nothing but engagement can say what sits
+    together), and where content is on, measured on at least `MIN_PAIRS` edges and below
     `CONTENT_AGREES`; where it measures the text agreeing, the configured settings
-    without the audience input (`audience.dim = 0`). A resolved config says
-    "as_configured" or "engagement"."""
+    without the audience input (`audience.dim = 0`); on too few edges to judge by, the
+    configured settings. A resolved config says "as_configured" or "engagement"."""
     if config.objectives == "engagement":
+        return engagement_settings(config)
+    if config.objectives == "auto" and agreement is None:
         return engagement_settings(config)
     measured = config.objectives == "auto" and agreement is not None
     if measured and agreement.pairs >= MIN_PAIRS:

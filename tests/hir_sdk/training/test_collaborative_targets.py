@@ -127,6 +127,7 @@ def test_the_trainer_adds_the_term_with_its_weight(tiny_world, tmp_path, weight)
     config = dataclasses.replace(
         CONFIG,
         use_content=False,
+        objectives="as_configured",  # "auto" takes the engagement settings' weight here
         collaborative=dataclasses.replace(CONFIG.collaborative, weight=weight),
     )
     trainer = Trainer(tiny_world, tmp_path / "run", config)

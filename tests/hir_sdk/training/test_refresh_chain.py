@@ -45,9 +45,14 @@ def test_train_refreshed_chains_warm_started_refresh_runs(tiny_world, tiny_graph
     assert [int(c.train_until) for c in configs] == list(ends.values())
     assert [c.init_from for c in configs] == ["", str(runs[0]), str(runs[1])]
     assert [(c.eval_every, c.checkpoint_every) for c in configs] == [(2, 3), (1, 1), (1, 1)]
-    unchanged = ("seed", "batch_size", "model", "engagement", "distill", "use_content")
+    # no text in the tiny world: "auto" resolves to the engagement settings, and the
+    # refreshes keep what the first run resolved
+    assert configs[0].objectives == "engagement" and configs[0].engagement.logq_correction
+    unchanged = ("seed", "batch_size", "model", "use_content")
+    assert all(getattr(configs[0], f) == getattr(FIRST, f) for f in unchanged)
+    resolved = (*unchanged, "objectives", "engagement", "distill", "optim", "collaborative")
     for c in configs[1:]:
-        assert all(getattr(c, f) == getattr(FIRST, f) for f in unchanged)
+        assert all(getattr(c, f) == getattr(configs[0], f) for f in resolved)
     for run, steps in zip(runs, (3, 1, 1), strict=True):
         assert load_checkpoint(run / "checkpoints" / "best.pt")["step"] == steps
     # the warm starts read their first run's audience basis: one input space throughout

@@ -241,6 +241,7 @@ def test_cluster_terms_shape_the_encoder_only_when_asked(tiny_world, tmp_path, s
     with the default they move both."""
     config = replace(
         CONFIG,
+        objectives="as_configured",  # no collaborative term moving the encoder
         engagement=replace(CONFIG.engagement, weight=0.0),
         distill=replace(CONFIG.distill, shapes_encoder=shapes),
     )
@@ -282,11 +283,18 @@ def test_hard_negatives_read_no_owner_link_after_the_training_window(tiny_world,
 def test_auto_objectives_follow_the_content_agreement(tmp_path, capsys, monkeypatch):
     """On a world whose text reveals no interest, `hir fit` with content measures a low
     content agreement (meta.json), trains with the engagement settings (config.toml) and
-    says so; `choose_objectives` keeps the configured settings where the text agrees, on
-    too few edges to judge, or when asked to."""
+    says so; `choose_objectives` takes them without text too, and keeps the configured
+    settings where the text agrees, on too few edges to judge, or when asked to."""
+    from types import SimpleNamespace
+
+    from hir_sdk.cli.fit import objectives_note
     from hir_sdk.synth import SCALES, generate_world, write_world
     from hir_sdk.training import content_agreement, load_config
-    from hir_sdk.training.content_agreement import ContentAgreement, choose_objectives
+    from hir_sdk.training.content_agreement import (
+        ContentAgreement,
+        choose_objectives,
+        engagement_settings,
+    )
 
     monkeypatch.setattr(content_agreement, "MIN_PAIRS", 50)  # the tiny world has ~100
 
@@ -314,7 +322,13 @@ def test_auto_objectives_follow_the_content_agreement(tmp_path, capsys, monkeypa
     assert choose_objectives(CONFIG, low).audience == CONFIG.audience
     assert choose_objectives(CONFIG, None).audience == CONFIG.audience
     assert choose_objectives(CONFIG, ContentAgreement(0.9, 49)).audience == CONFIG.audience
-    assert choose_objectives(CONFIG, None).objectives == "as_configured"
+    # without text, nothing but engagement says what belongs together
+    assert choose_objectives(CONFIG, None) == engagement_settings(CONFIG)
+    unchanged = replace(CONFIG, objectives="as_configured")
+    assert choose_objectives(unchanged, None) == unchanged
+    for config, chosen in ((CONFIG, "the engagement settings"), (unchanged, "the configured")):
+        run = SimpleNamespace(content_agreement=None, config=choose_objectives(config, None))
+        assert objectives_note(run).startswith("no text read") and chosen in objectives_note(run)
     assert choose_objectives(CONFIG, ContentAgreement(0.5, 0)).objectives == "as_configured"
     assert choose_objectives(CONFIG, ContentAgreement(0.6, 49)).objectives == "as_configured"
     kept = choose_objectives(replace(CONFIG, objectives="as_configured"), low)
