@@ -71,8 +71,31 @@ def test_resume_refuses_another_config(tiny_world, full_run, tmp_path):
     run = tmp_path / "copy"
     shutil.copytree(full_run, run)
     trainer = Trainer(tiny_world, run, replace(CONFIG, seed=5))
-    with pytest.raises(InputError, match="another config"):
+    with pytest.raises(InputError, match=r"another config \(seed: 0 in the checkpoint, 5 now\)"):
         trainer.resume()
+
+
+def test_resume_names_the_settings_an_older_checkpoint_lacks(tiny_world, full_run, tmp_path):
+    """A checkpoint written before a setting existed (its config lacks the key) is refused
+    with the key named, not silently continued under a default it never trained with."""
+    import shutil
+
+    from hir_sdk.training.checkpoint import save_checkpoint
+
+    run = tmp_path / "old"
+    shutil.copytree(full_run, run)
+    last = run / "checkpoints" / "last.pt"
+    state = load_checkpoint(last)
+    del state["config"]["collaborative"]["pairs"]
+    state["config"]["gone"] = 1
+    save_checkpoint(state, last)
+    trainer = Trainer(tiny_world, run, CONFIG)
+    with pytest.raises(InputError) as refused:
+        trainer.resume()
+    message = str(refused.value)
+    assert "collaborative.pairs: absent in the checkpoint" in message
+    assert "gone: 1 in the checkpoint, absent now" in message
+    assert "train it again" in message
 
 
 def test_a_different_seed_trains_differently(tiny_world, full_run, tmp_path):
