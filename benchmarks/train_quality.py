@@ -82,6 +82,9 @@ def main() -> int:
         num_workers=args.workers,
         precision=args.precision,
         use_content=args.content,
+        # without text, the configured settings the earlier records measured ("auto"
+        # would take the engagement settings there)
+        objectives="auto" if args.content else "as_configured",
         distill=dataclasses.replace(DistillConfig(), seed_prototypes_at=seed_at),
         model=dataclasses.replace(
             ModelSizes(),

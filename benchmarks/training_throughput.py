@@ -84,7 +84,9 @@ PARTS = (
 
 def measure(data: Path, work: Path, precision: str, args: argparse.Namespace) -> dict:
     """Per-step seconds of each part, anchors/s and FLOPs per step of one run."""
-    config = dataclasses.replace(TrainConfig(), precision=precision)  # steps: the schedule
+    # steps: the schedule; the configured settings, which the earlier records measured
+    # (without text, `objectives = "auto"` would take the engagement settings)
+    config = dataclasses.replace(TrainConfig(), precision=precision, objectives="as_configured")
     trainer = Trainer(data, work, config)
     timed_end = args.warmup + args.steps
     trainer.fit(max_steps=timed_end, progress=False)  # the first `warmup` not timed
