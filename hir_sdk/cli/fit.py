@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hir_sdk.cli.bounded_int import at_least
@@ -28,7 +29,10 @@ def register(commands: argparse._SubParsersAction) -> None:
         required=True,
         help="run folder (checkpoints, metrics): absent or empty, or a run with --resume",
     )
-    parser.add_argument("--config", help="TOML training config (default: built-in)")
+    parser.add_argument(
+        "--config",
+        help="TOML training config (default: built-in; with --resume, the run's own config.toml)",
+    )
     parser.add_argument("--seed", type=int, default=None, help="overrides the config's seed")
     parser.add_argument(
         "--max-steps", type=at_least(1), default=None, help="stop early at this step"
@@ -64,7 +68,13 @@ def run(args: argparse.Namespace) -> int:
     from hir_sdk.training import TrainConfig, Trainer, load_config
     from hir_sdk.training.distributed import init_from_env
 
-    config = load_config(args.config) if args.config else TrainConfig()
+    own = Path(args.out) / "config.toml"  # a resumed run continues under its own settings
+    if args.config:
+        config = load_config(args.config)
+    elif args.resume and own.is_file():
+        config = load_config(own)
+    else:
+        config = TrainConfig()
     if args.seed is not None:
         config = dataclasses.replace(config, seed=args.seed)
     if args.until is not None:

@@ -22,11 +22,16 @@ def config_differences(saved: dict[str, Any], current: dict[str, Any]) -> list[s
     return out
 
 
-def describe_differences(saved: dict[str, Any], current: dict[str, Any]) -> str:
-    """The first `SHOWN` of `config_differences`, joined, and how many more there are."""
-    differ = config_differences(saved, current)
-    more = f"; and {len(differ) - SHOWN} more" if len(differ) > SHOWN else ""
-    return "; ".join(differ[:SHOWN]) + more
+def describe_differences(differences: list[str]) -> str:
+    """The first `SHOWN` of `differences` (`config_differences`), joined, and how many
+    more there are."""
+    more = f"; and {len(differences) - SHOWN} more" if len(differences) > SHOWN else ""
+    return "; ".join(differences[:SHOWN]) + more
+
+
+def predates(differences: list[str]) -> bool:
+    """Whether the checkpoint lacks a setting the current config has (an older writer)."""
+    return any(f"{ABSENT} in the checkpoint" in d for d in differences)
 
 
 def _walk(saved: Any, current: Any, prefix: str, out: list[str]) -> None:

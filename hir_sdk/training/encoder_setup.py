@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hir_sdk.graph.temporal_graph import TemporalGraph
+from hir_sdk.knowledge.knowledge_base import CONTENT
 from hir_sdk.model import EncoderConfig
 from hir_sdk.model.config import PrototypeConfig
 from hir_sdk.sampling.audience import (
@@ -120,15 +121,20 @@ def training_inputs(dataset: Dataset, graph: TemporalGraph, config: TrainConfig)
     that run's basis, or none where it had none, whatever `audience.dim` says (the
     settings then say 0, or the basis's rank where they said 0); and that run's attribute
     scale, or none. `use_attributes` then says whether the run read attributes. It also
-    keeps the pairs that run resolved `collaborative.pairs = "auto"` to
-    (`keep_collaborative_pairs`), so that a refresh chain learns one kind of target."""
+    keeps the objectives and the pairs that run resolved `"auto"` to (`keep_objectives`,
+    `keep_collaborative_pairs`), so that a refresh chain learns one kind of target. A
+    run reads no text (agreement None) where content is off or no node has any."""
     featurizer = make_featurizer(dataset, graph, config)
     knowledge = featurizer.knowledge
+    # no text: content off, or on over a dataset where no node has any
+    reads_text = knowledge is not None and bool((knowledge.source == CONTENT).any())
     agreement = (
         content_agreement(graph, knowledge, roles=config.engagement.roles, seed=config.seed)
-        if knowledge is not None
+        if reads_text
         else None
     )
+    if config.init_from:
+        config = keep_objectives(config, Path(config.init_from))
     config = choose_objectives(config, agreement)
     if config.init_from:
         config = keep_collaborative_pairs(config, Path(config.init_from))
@@ -175,6 +181,18 @@ def audience_rows_at(graph: TemporalGraph, config: TrainConfig) -> int:
     read them."""
     t = graph.manifest.time
     return t.start + int((t.validation_start - t.start) * config.audience.basis_at)
+
+
+def keep_objectives(config: TrainConfig, run: Path) -> TrainConfig:
+    """`config` with `objectives = "auto"` replaced by the settings `run` resolved it to
+    (its config.toml), so that a warm start trains under the objectives its init run's
+    weights were trained with: the content agreement of a longer window, or a newer
+    rule, does not switch them in the middle of a refresh chain. Unchanged where
+    `config` names its objectives or `run` has no config.toml."""
+    path = Path(run) / "config.toml"
+    if config.objectives != "auto" or not path.is_file():
+        return config
+    return dataclasses.replace(config, objectives=load_config(path).objectives)
 
 
 def keep_collaborative_pairs(config: TrainConfig, run: Path) -> TrainConfig:

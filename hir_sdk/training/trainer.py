@@ -57,7 +57,7 @@ from hir_sdk.training.as_of import selected_until, training_graph
 from hir_sdk.training.checkpoint import copy_checkpoint, load_checkpoint, save_checkpoint
 from hir_sdk.training.cluster_queue import ClusterQueue
 from hir_sdk.training.config import TrainConfig
-from hir_sdk.training.config_diff import describe_differences
+from hir_sdk.training.config_diff import config_differences, describe_differences, predates
 from hir_sdk.training.distributed import (
     average_float_buffers,
     average_gradients,
@@ -234,11 +234,16 @@ class Trainer(StepTerms):
                 file=path,
             )
         if state["config"] != self.config.to_dict():
-            differ = describe_differences(state["config"], self.config.to_dict())
+            differ = config_differences(state["config"], self.config.to_dict())
+            advice = (
+                "it was written by an older hir-sdk, which had no value for settings added "
+                "since: train it again"
+                if predates(differ)
+                else "resume with the run's own config.toml"
+            )
             raise InputError(
-                f"checkpoint was trained with another config ({differ}); resume with the "
-                "run's own config.toml (a run written by an older hir-sdk has no value for "
-                "settings added since: train it again)",
+                f"checkpoint was trained with another config ({describe_differences(differ)}); "
+                f"{advice}",
                 file=path,
             )
         log = self.run / METRICS_FILE  # drop steps logged after this checkpoint

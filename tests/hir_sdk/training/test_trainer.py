@@ -73,6 +73,8 @@ def test_resume_refuses_another_config(tiny_world, full_run, tmp_path):
     trainer = Trainer(tiny_world, run, replace(CONFIG, seed=5))
     with pytest.raises(InputError, match=r"another config \(seed: 0 in the checkpoint, 5 now\)"):
         trainer.resume()
+    with pytest.raises(InputError, match="resume with the run's own config.toml$"):
+        trainer.resume()
 
 
 def test_resume_names_the_settings_an_older_checkpoint_lacks(tiny_world, full_run, tmp_path):
@@ -141,26 +143,17 @@ def test_checkpoints_load_without_pickle(full_run):
 
 
 def test_cli_fit_with_a_config_file(tiny_world, tmp_path, capsys):
+    """`hir fit --config` trains with the file's settings; `--resume` without `--config`
+    continues under the run's own config.toml, not the built-in defaults."""
     config = tmp_path / "train.toml"
-    config.write_text(CONFIG.to_toml().replace("steps = 6", "steps = 2"))
+    config.write_text(CONFIG.to_toml().replace("steps = 6", "steps = 3"))
     out = tmp_path / "run"
-    assert (
-        main(
-            [
-                "fit",
-                "--data",
-                str(tiny_world),
-                "--out",
-                str(out),
-                "--config",
-                str(config),
-                "--quiet",
-            ]
-        )
-        == 0
-    )
+    fit = ["fit", "--data", str(tiny_world), "--out", str(out), "--quiet"]
+    assert main([*fit, "--config", str(config), "--max-steps", "2"]) == 0
     assert "trained 2 steps on 1 rank(s)" in capsys.readouterr().out
     assert (out / "checkpoints" / "last.pt").exists()
+    assert main([*fit, "--resume"]) == 0
+    assert "trained 3 steps on 1 rank(s)" in capsys.readouterr().out
 
 
 def test_bad_config_is_an_input_error(tmp_path, capsys, tiny_world):
@@ -359,6 +352,33 @@ def test_auto_objectives_follow_the_content_agreement(tmp_path, capsys, monkeypa
     forced = choose_objectives(replace(CONFIG, objectives="engagement"), high)
     assert forced.content.weight == 0 and forced.engagement.logq_correction
     assert choose_objectives(forced, high) == forced  # a resolved config resolves to itself
+
+
+def test_a_run_without_text_takes_the_engagement_settings(tiny_world, tmp_path):
+    """Content on over a dataset with no content table reads no text, as content off
+    does: no agreement is measured and "auto" takes the engagement settings."""
+    import shutil
+
+    data = tmp_path / "data"
+    shutil.copytree(tiny_world, data)
+    (data / "content.parquet").unlink()
+    trainer = Trainer(data, tmp_path / "run", replace(CONFIG, use_content=True))
+    assert trainer.content_agreement is None
+    assert trainer.config.objectives == "engagement" and trainer.config.use_content
+
+
+def test_warm_starts_keep_the_objectives_their_init_run_resolved(tmp_path):
+    """A warm start under "auto" trains with what its init run resolved, so a refresh
+    chain does not switch objectives midway; a named choice is kept as named."""
+    from hir_sdk.training.encoder_setup import keep_objectives
+
+    run = tmp_path / "init"
+    run.mkdir()
+    (run / "config.toml").write_text(replace(CONFIG, objectives="engagement").to_toml())
+    assert keep_objectives(CONFIG, run).objectives == "engagement"
+    named = replace(CONFIG, objectives="as_configured")
+    assert keep_objectives(named, run) == named
+    assert keep_objectives(CONFIG, tmp_path / "absent") == CONFIG
 
 
 def test_bfloat16_precision_autocasts_on_cpu(tiny_world, full_run, tmp_path):
