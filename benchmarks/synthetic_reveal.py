@@ -11,8 +11,9 @@ Each setting is the main job as `hir run` runs it (`hir_sdk.pipeline.run_job`): 
 world synthesized with the setting's knobs (`--seed`), the encoder trained on the first
 half of the training window and refreshed at the validation and test starts, the
 objectives chosen by `objectives = "auto"` (the engagement settings where the text
-disagrees with engagement or is not read), three full snapshots plus creation and arrival snapshots,
-retrieval, and the A/B on the test window with each XGBoost arm tuned on validation.
+disagrees with engagement or is not read), three full snapshots plus creation and
+arrival snapshots, retrieval, and the A/B on the test window with each XGBoost arm
+tuned on validation.
 `--scale quick` uses `hir demo`'s quick preset (its steps and encoder); other scales
 `hir run`'s defaults; `--config` changes the encoder's settings as `hir run --config`
 does (`use_content = false`: the encoder reads no text). Only the HIR arm reads the

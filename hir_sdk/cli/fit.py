@@ -144,7 +144,7 @@ def objectives_note(trainer: Trainer) -> str:
     )
     if agreement is None:
         chosen = engagement if c.objectives == "engagement" else "the configured settings"
-        return f"no text read (use_content = false or no content table); trained with {chosen}"
+        return f"no text read (use_content = false, or no node has text); trained with {chosen}"
     if agreement.pairs == 0:
         return ""
     chosen = (
