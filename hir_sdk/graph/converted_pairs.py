@@ -17,7 +17,6 @@ import numpy as np
 from hir_sdk.graph.event_index import pair_keys, split_pair_keys
 from hir_sdk.graph.owners import OwnersAsOf, conversion_index, converted_before
 from hir_sdk.graph.temporal_graph import TemporalGraph
-from hir_sdk.schema.manifest import DAY
 
 
 def converted_pairs(
@@ -30,7 +29,7 @@ def converted_pairs(
     exposed = np.isin(graph.etype[:k], graph.role_codes("exposure"))
     user, item, ts = graph.src[:k][exposed], graph.dst[:k][exposed], graph.ts[:k][exposed]
     owners = OwnersAsOf(graph) if owners is None else owners
-    window = int(round(graph.manifest.attribution_window_days * DAY))
+    window = graph.manifest.attribution_window_s
     hit = converted_before(conversion_index(graph, owners), owners, user, item, ts, as_of, window)
     n = graph.num_nodes
     return split_pair_keys(np.unique(pair_keys(item[hit], user[hit], n)), n)

@@ -121,8 +121,8 @@ def training_inputs(dataset: Dataset, graph: TemporalGraph, config: TrainConfig)
     that run's basis, or none where it had none, whatever `audience.dim` says (the
     settings then say 0, or the basis's rank where they said 0); and that run's attribute
     scale, or none. `use_attributes` then says whether the run read attributes. It also
-    keeps the objectives and the pairs that run resolved `"auto"` to (`keep_objectives`,
-    `keep_collaborative_pairs`), so that a refresh chain learns one kind of target. A
+    keeps the objectives and the pairs that run resolved `"auto"` to
+    (`keep_init_choices`), so that a refresh chain learns one kind of target. A
     run reads no text (agreement None) where content is off or no node has any."""
     featurizer = make_featurizer(dataset, graph, config)
     knowledge = featurizer.knowledge
@@ -134,10 +134,9 @@ def training_inputs(dataset: Dataset, graph: TemporalGraph, config: TrainConfig)
         else None
     )
     if config.init_from:
-        config = keep_objectives(config, Path(config.init_from))
+        config = keep_init_choices(config, Path(config.init_from))
     config = choose_objectives(config, agreement)
     if config.init_from:
-        config = keep_collaborative_pairs(config, Path(config.init_from))
         basis = run_audience(Path(config.init_from))
         dim = 0 if basis is None else config.audience.dim or basis.dim
         config = dataclasses.replace(config, audience=dataclasses.replace(config.audience, dim=dim))
@@ -183,29 +182,25 @@ def audience_rows_at(graph: TemporalGraph, config: TrainConfig) -> int:
     return t.start + int((t.validation_start - t.start) * config.audience.basis_at)
 
 
-def keep_objectives(config: TrainConfig, run: Path) -> TrainConfig:
-    """`config` with `objectives = "auto"` replaced by the settings `run` resolved it to
-    (its config.toml), so that a warm start trains under the objectives its init run's
-    weights were trained with: the content agreement of a longer window, or a newer
-    rule, does not switch them in the middle of a refresh chain. Unchanged where
-    `config` names its objectives or `run` has no config.toml."""
+def keep_init_choices(config: TrainConfig, run: Path) -> TrainConfig:
+    """`config` with each `"auto"` that `run` resolved (its config.toml) replaced by that
+    run's choice: `objectives`, so that a warm start trains under the objectives its init
+    run's weights were trained with (the content agreement of a longer window, or a newer
+    rule, does not switch them in the middle of a refresh chain), and
+    `collaborative.pairs`, so that it learns the targets its init run learned. A setting
+    `config` names stays; so does everything where `run` has no config.toml."""
     path = Path(run) / "config.toml"
-    if config.objectives != "auto" or not path.is_file():
+    if not path.is_file():
         return config
-    return dataclasses.replace(config, objectives=load_config(path).objectives)
-
-
-def keep_collaborative_pairs(config: TrainConfig, run: Path) -> TrainConfig:
-    """`config` with `collaborative.pairs = "auto"` replaced by the pairs `run` resolved
-    it to (its config.toml), so that warm-started refreshes learn the targets their init
-    run learned; unchanged where `config` names its pairs or `run` did not resolve them."""
-    path = Path(run) / "config.toml"
-    if config.collaborative.pairs != "auto" or not path.is_file():
-        return config
-    pairs = load_config(path).collaborative.pairs
-    return dataclasses.replace(
-        config, collaborative=dataclasses.replace(config.collaborative, pairs=pairs)
-    )
+    init = load_config(path)
+    if config.objectives == "auto":
+        config = dataclasses.replace(config, objectives=init.objectives)
+    if config.collaborative.pairs == "auto":
+        pairs = init.collaborative.pairs
+        config = dataclasses.replace(
+            config, collaborative=dataclasses.replace(config.collaborative, pairs=pairs)
+        )
+    return config
 
 
 def run_audience(run: Path) -> AudienceBasis | None:

@@ -263,7 +263,7 @@ def test_a_warm_start_keeps_the_pairs_its_init_run_resolved(tmp_path):
     """A refresh chain keeps one kind of target: `auto` takes the init run's resolved
     pairs; pairs named in the settings, or an init run that left them `auto`, stay."""
     from hir_sdk.training import TrainConfig
-    from hir_sdk.training.encoder_setup import keep_collaborative_pairs
+    from hir_sdk.training.encoder_setup import keep_init_choices
 
     def config(pairs: str) -> TrainConfig:
         c = TrainConfig()
@@ -273,9 +273,9 @@ def test_a_warm_start_keeps_the_pairs_its_init_run_resolved(tmp_path):
 
     run = tmp_path / "run"
     run.mkdir()
-    assert keep_collaborative_pairs(config("auto"), run).collaborative.pairs == "auto"
+    assert keep_init_choices(config("auto"), run).collaborative.pairs == "auto"
     (run / "config.toml").write_text(config("converted").to_toml(), encoding="utf-8")
-    assert keep_collaborative_pairs(config("auto"), run).collaborative.pairs == "converted"
-    assert keep_collaborative_pairs(config("reached"), run).collaborative.pairs == "reached"
+    assert keep_init_choices(config("auto"), run).collaborative.pairs == "converted"
+    assert keep_init_choices(config("reached"), run).collaborative.pairs == "reached"
     (run / "config.toml").write_text(config("auto").to_toml(), encoding="utf-8")
-    assert keep_collaborative_pairs(config("auto"), run).collaborative.pairs == "auto"
+    assert keep_init_choices(config("auto"), run).collaborative.pairs == "auto"

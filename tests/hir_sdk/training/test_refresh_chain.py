@@ -46,7 +46,7 @@ def test_train_refreshed_chains_warm_started_refresh_runs(tiny_world, tiny_graph
     assert [c.init_from for c in configs] == ["", str(runs[0]), str(runs[1])]
     assert [(c.eval_every, c.checkpoint_every) for c in configs] == [(2, 3), (1, 1), (1, 1)]
     # the runs read no text (use_content = false): "auto" resolves to the engagement
-    # settings, and the refreshes keep what the first run resolved (keep_objectives)
+    # settings, and the refreshes keep what the first run resolved (keep_init_choices)
     assert configs[0].objectives == "engagement" and configs[0].engagement.logq_correction
     unchanged = ("seed", "batch_size", "model", "use_content")
     assert all(getattr(configs[0], f) == getattr(FIRST, f) for f in unchanged)

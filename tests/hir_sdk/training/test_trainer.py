@@ -370,15 +370,15 @@ def test_a_run_without_text_takes_the_engagement_settings(tiny_world, tmp_path):
 def test_warm_starts_keep_the_objectives_their_init_run_resolved(tmp_path):
     """A warm start under "auto" trains with what its init run resolved, so a refresh
     chain does not switch objectives midway; a named choice is kept as named."""
-    from hir_sdk.training.encoder_setup import keep_objectives
+    from hir_sdk.training.encoder_setup import keep_init_choices
 
     run = tmp_path / "init"
     run.mkdir()
     (run / "config.toml").write_text(replace(CONFIG, objectives="engagement").to_toml())
-    assert keep_objectives(CONFIG, run).objectives == "engagement"
+    assert keep_init_choices(CONFIG, run).objectives == "engagement"
     named = replace(CONFIG, objectives="as_configured")
-    assert keep_objectives(named, run) == named
-    assert keep_objectives(CONFIG, tmp_path / "absent") == CONFIG
+    assert keep_init_choices(named, run) == named
+    assert keep_init_choices(CONFIG, tmp_path / "absent") == CONFIG
 
 
 def test_bfloat16_precision_autocasts_on_cpu(tiny_world, full_run, tmp_path):
