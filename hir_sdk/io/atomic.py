@@ -8,7 +8,8 @@ one, never a torn one.
 
 An output folder follows the output-folder rule (`hir_sdk.io.output_folder`): it carries
 the marker of its kind from the moment its temporary is created, and replaces only an
-earlier output of the same kind. The temporary is named `.NAME.tmp-HOST-PID-*` (a
+earlier output of the same kind, and only while it holds nothing hir-sdk did not write
+(its marker lists every file when it is published). The temporary is named `.NAME.tmp-HOST-PID-*` (a
 replaced folder waits as `.NAME.old-HOST-PID-*` until it is removed); one that a killed
 process left behind is removed by the next write of NAME when its process (on this host)
 is gone and it holds our marker. Nothing else is ever removed.
@@ -30,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hir_sdk.io.output_folder import Inputs, check_free, marker_kind, write_marker
+from hir_sdk.io.output_folder import Inputs, check_free, marker_kind, seal_marker, write_marker
 
 __all__ = [
     "atomic_output_dir",
@@ -153,6 +154,7 @@ def atomic_output_dir(
         write_marker(tmp, kind)
         yield tmp
         check_free(final, kind=kind, overwrite=overwrite, inputs=inputs)
+        seal_marker(tmp, kind)  # lists what was written, for a later --overwrite
         fsync_tree(tmp)
         if final.exists():
             old = final.with_name(f".{final.name}.old-{_stamp()}{secrets.token_hex(4)}")

@@ -4,7 +4,12 @@ Every output folder carries a small marker file (`MARKER_FILE`) that names its k
 (graph, dataset, run, embeddings, ...). A command may write its `--out` when it is
 
 - absent, or an empty folder;
-- with `--overwrite` (`overwrite=True`), a folder holding our marker of the same kind;
+- with `--overwrite` (`overwrite=True`), a folder holding our marker of the same kind
+  and nothing we did not write: the marker lists every file and folder of the output
+  when it is published (`seal_marker`), so a file the user put into it since stops the
+  replacement (named in the message) instead of going with it. A marker without that
+  list (written before outputs kept one) allows replacing only a folder that holds
+  nothing but the marker;
 
 and never when it is, contains or lies inside one of the command's inputs (compared as
 resolved paths, so a symbolic link to an input is the input). A folder without our
@@ -20,8 +25,9 @@ a free folder (`check_new`: absent or empty, never over an earlier run), and
 from __future__ import annotations
 
 import json
+import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from hir_sdk.errors import InputError
@@ -32,22 +38,48 @@ _KIND = re.compile(r"[a-z][a-z0-9_]*")
 
 Inputs = Iterable[str | Path | None]
 
+# files an operating system's file browser may leave in any folder: not the user's data,
+# so they do not stop a replacement
+OS_METADATA = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})
 
-def marker_text(kind: str) -> str:
-    """The marker file's content for an output of `kind` (the same bytes every time, so
-    outputs stay byte-identical)."""
+
+def marker_text(kind: str, files: Sequence[str] | None = None) -> str:
+    """The marker file's content for an output of `kind`, with the list of its `files`
+    when it is published (the same bytes for the same kind and files, so outputs stay
+    byte-identical)."""
     if not _KIND.fullmatch(kind):
         raise ValueError(f"output kind must be a lower-case word, got {kind!r}")
-    return json.dumps({"written_by": WRITTEN_BY, "kind": kind}) + "\n"
+    content: dict[str, object] = {"written_by": WRITTEN_BY, "kind": kind}
+    if files is not None:
+        content["files"] = list(files)
+    return json.dumps(content) + "\n"
 
 
 def write_marker(folder: str | Path, kind: str) -> None:
-    """Mark `folder` as an output of `kind` that hir-sdk wrote."""
+    """Mark `folder` as an output of `kind` that hir-sdk writes (no file list yet)."""
     (Path(folder) / MARKER_FILE).write_text(marker_text(kind), encoding="utf-8")
 
 
-def marker_kind(folder: str | Path) -> str | None:
-    """The kind named by `folder`'s marker; None when it has no readable marker of ours."""
+def entries(folder: str | Path) -> list[str]:
+    """Every file, folder and link under `folder` but its marker, as sorted relative
+    POSIX paths (links are listed, not followed)."""
+    root = Path(folder)
+    found = []
+    for parent, folders, files in os.walk(root):
+        rel = Path(parent).relative_to(root)
+        found += [(rel / name).as_posix() for name in (*folders, *files)]
+    return sorted(p for p in found if p != MARKER_FILE)
+
+
+def seal_marker(folder: str | Path, kind: str) -> None:
+    """Mark `folder` as a finished output of `kind` that lists everything in it, so that
+    `--overwrite` can tell what hir-sdk wrote from what was added since."""
+    text = marker_text(kind, entries(folder))
+    (Path(folder) / MARKER_FILE).write_text(text, encoding="utf-8")
+
+
+def _marker(folder: str | Path) -> dict | None:
+    """`folder`'s marker when it is a readable one of ours."""
     marker = Path(folder) / MARKER_FILE
     if marker.is_symlink() or not marker.is_file():
         return None
@@ -57,8 +89,35 @@ def marker_kind(folder: str | Path) -> str | None:
         return None
     if not isinstance(content, dict) or content.get("written_by") != WRITTEN_BY:
         return None
-    kind = content.get("kind")
+    return content
+
+
+def marker_kind(folder: str | Path) -> str | None:
+    """The kind named by `folder`'s marker; None when it has no readable marker of ours."""
+    content = _marker(folder)
+    kind = None if content is None else content.get("kind")
     return kind if isinstance(kind, str) and _KIND.fullmatch(kind) else None
+
+
+def not_written(folder: str | Path) -> list[str] | None:
+    """What `folder` holds that its marker does not list (the top-most path of each added
+    tree; operating-system metadata left out), or None when the marker lists nothing (an
+    output written before markers kept their files)."""
+    content = _marker(folder)
+    listed = None if content is None else content.get("files")
+    if not isinstance(listed, list):
+        return None
+    known = set(listed)
+    added = [
+        p for p in entries(folder) if p not in known and p.rsplit("/", 1)[-1] not in OS_METADATA
+    ]
+    gone = set(added)
+    return [p for p in added if not any(a in gone for a in _ancestors(p))]
+
+
+def _ancestors(path: str) -> list[str]:
+    parts = path.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts))]
 
 
 def check_not_input(final: str | Path, inputs: Inputs) -> None:
@@ -129,6 +188,30 @@ def check_free(
         raise InputError(
             f"output already exists (a hir-sdk {kind}); choose another path or pass "
             "--overwrite to replace it",
+            file=final,
+        )
+    _check_only_ours(final)
+
+
+def _check_only_ours(final: Path) -> None:
+    """An `InputError` when replacing `final` would remove something hir-sdk did not
+    write into it."""
+    added = not_written(final)
+    if added is None:
+        if entries(final):
+            raise InputError(
+                "output was written by an earlier hir-sdk that did not list its files, so "
+                "files added to it since cannot be told apart: it is not replaced, even "
+                "with --overwrite; remove it yourself or choose another path",
+                file=final,
+            )
+        return
+    if added:
+        shown = ", ".join(added[:5]) + (f" and {len(added) - 5} more" if len(added) > 5 else "")
+        raise InputError(
+            f"output holds files hir-sdk did not write ({shown}): it is never replaced "
+            "while they are there, even with --overwrite; move them out or choose "
+            "another path",
             file=final,
         )
 

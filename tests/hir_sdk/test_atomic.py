@@ -25,7 +25,7 @@ from hir_sdk.io import (
     claim_dir,
 )
 from hir_sdk.io import atomic as atomic_module
-from hir_sdk.io.output_folder import marker_kind, write_marker
+from hir_sdk.io.output_folder import entries, marker_kind, not_written, write_marker
 
 
 def _mode(path) -> int:
@@ -69,6 +69,75 @@ def test_overwrite_replaces_and_refusal_keeps(tmp_path):
         (tmp / "new.txt").write_text("new")
     assert _names(out) == [MARKER_FILE, "new.txt"]
     assert _names(tmp_path) == ["out"]
+
+
+def test_the_marker_lists_what_was_written(tmp_path):
+    out = tmp_path / "out"
+    with atomic_output_dir(out, kind="report") as tmp:
+        (tmp / "sub").mkdir()
+        (tmp / "sub" / "a.txt").write_text("a")
+        (tmp / "b.txt").write_text("b")
+    marker = json.loads((out / MARKER_FILE).read_text())
+    assert marker == {
+        "written_by": "hir-sdk",
+        "kind": "report",
+        "files": ["b.txt", "sub", "sub/a.txt"],
+    }
+    assert entries(out) == marker["files"] and not_written(out) == []
+
+
+def test_overwrite_keeps_an_output_holding_files_hir_did_not_write(tmp_path):
+    """A file or folder the user put into an earlier output stops `--overwrite` (named in
+    the message, the top of each added tree only) instead of being deleted with it."""
+    out = tmp_path / "out"
+    with atomic_output_dir(out, kind="report") as tmp:
+        (tmp / "report.md").write_text("ours")
+    (out / "mine.txt").write_text("my notes")
+    (out / "analysis").mkdir()
+    (out / "analysis" / "plot.png").write_bytes(b"png")
+    (out / ".DS_Store").write_bytes(b"finder")  # a file browser's, not the user's data
+    assert not_written(out) == ["analysis", "mine.txt"]
+    with pytest.raises(InputError, match=r"did not write \(analysis, mine.txt\)") as caught:
+        check_free(out, kind="report", overwrite=True)
+    assert caught.value.exit_code == 2
+    with pytest.raises(InputError, match="did not write"):
+        with atomic_output_dir(out, kind="report", overwrite=True) as tmp:
+            (tmp / "report.md").write_text("new")
+    assert (out / "mine.txt").read_text() == "my notes"
+    assert (out / "analysis" / "plot.png").read_bytes() == b"png"
+    assert (out / "report.md").read_text() == "ours"
+    assert _names(tmp_path) == ["out"]  # the refused temporary is gone
+    # moved out, the output is replaced as before
+    (out / "mine.txt").rename(tmp_path / "mine.txt")
+    (out / "analysis").rename(tmp_path / "analysis")
+    with atomic_output_dir(out, kind="report", overwrite=True) as tmp:
+        (tmp / "report.md").write_text("new")
+    assert (out / "report.md").read_text() == "new"
+
+
+def test_a_file_added_while_the_command_runs_stops_the_publish(tmp_path):
+    out = tmp_path / "out"
+    with atomic_output_dir(out, kind="report") as tmp:
+        (tmp / "report.md").write_text("ours")
+    with pytest.raises(InputError, match=r"did not write \(late.txt\)"):
+        with atomic_output_dir(out, kind="report", overwrite=True) as tmp:
+            (out / "late.txt").write_text("added during the run")
+    assert (out / "late.txt").exists() and (out / "report.md").read_text() == "ours"
+
+
+def test_an_output_without_a_file_list_is_replaced_only_when_empty(tmp_path):
+    """A marker written before outputs listed their files cannot tell the user's files
+    from ours: such a folder is replaced only when it holds nothing but the marker."""
+    out = tmp_path / "out"
+    out.mkdir()
+    write_marker(out, "report")
+    (out / "report.md").write_text("an older release's, or the user's")
+    with pytest.raises(InputError, match="did not list its files.*remove it yourself"):
+        check_free(out, kind="report", overwrite=True)
+    (out / "report.md").unlink()
+    with atomic_output_dir(out, kind="report", overwrite=True) as tmp:
+        (tmp / "report.md").write_text("new")
+    assert (out / "report.md").read_text() == "new"
 
 
 def test_a_folder_without_our_marker_is_never_replaced(tmp_path):

@@ -84,6 +84,17 @@ def test_overwrite_replaces_only_a_folder_of_the_same_kind(data, tmp_path, capsy
     assert _files(other) == before
 
 
+def test_overwrite_never_takes_a_users_file_with_the_output(data, tmp_path, capsys):
+    graph = tmp_path / "graph"
+    assert main(["graph", "build", "--data", str(data), "--out", str(graph)]) == 0
+    (graph / "notes.md").write_text("what I found in this graph")
+    before = _files(graph)
+    assert main(["graph", "build", "--data", str(data), "--out", str(graph), "--overwrite"]) == 2
+    err = capsys.readouterr().err
+    assert "did not write (notes.md)" in err and str(graph) in err
+    assert _files(graph) == before
+
+
 def test_a_folder_hir_did_not_write_is_never_replaced(data, tmp_path, capsys):
     mine = tmp_path / "mine"
     mine.mkdir()
