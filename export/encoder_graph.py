@@ -236,6 +236,7 @@ def _edge_codes(a: dict[str, np.ndarray], n: int) -> tuple[np.ndarray, np.ndarra
     ranked = np.concatenate([codes, codes + edges])  # own direction ranks above reverse
     order = np.lexsort((ranked, cell))  # by cell, then rank: each cell's best comes last
     cell, ranked = cell[order], ranked[order]
-    last = np.append(cell[1:] != cell[:-1], True)
+    last = np.ones(cell.size, dtype=bool)  # (a batch may have no edges at all)
+    last[:-1] = cell[1:] != cell[:-1]
     best = ranked[last]
     return cell[last], np.where(best >= edges, best - edges, best)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -73,6 +75,22 @@ def test_edge_index_follows_the_packed_edge_rule():
     assert feeds["neighbours"].shape == (sum(sizes), encoder.config.content_dim)
     token, slot = feeds["token"], feeds["slot"]
     assert (token.reshape(-1)[slot] == np.arange(len(slot))).all()  # slot inverts token
+
+
+def test_a_batch_without_edges_exports_and_matches():
+    """Subgraphs with no edge between their nodes (a log whose edges all weigh 0: the
+    views never sample them) still give the encoder's output through the export graph."""
+    encoder = _encoder(12, 7)
+    x = random_inputs([3, 5], encoder.config, seed=4)
+    none = {f: getattr(x, f)[:0] for f in ("edge_q", "edge_k", "edge_type", "edge_weight")}
+    x = dataclasses.replace(x, edge_age=x.edge_age[:0], **none)
+    names = encoder_input_names(encoder)
+    feeds = encoder_feeds(x, names)
+    assert (feeds["edge_index"] == 0).all()  # every cell: "no edge" (index E = 0)
+    with torch.no_grad():
+        ref = encoder(x, Impl.DENSE)
+        out = PackedEncoder(encoder)(*(torch.from_numpy(feeds[n]) for n in names))
+    np.testing.assert_allclose(out[0].numpy(), ref.embedding.numpy(), atol=1e-5)
 
 
 def _clustered(n: int, dim: int, seed: int) -> np.ndarray:
