@@ -36,7 +36,7 @@ import polars as pl
 from hir_sdk.dataset_names import MOVIELENS_CSV as NAME
 from hir_sdk.datasets.movielens import edge_rows
 from hir_sdk.errors import InputError
-from hir_sdk.schema.manifest import DatasetManifest, EdgeTypeSpec, TimeSplits
+from hir_sdk.schema.manifest import MAX_TIME, DatasetManifest, EdgeTypeSpec, TimeSplits
 from hir_sdk.synth.world import World
 
 NODE_TYPES = ("user", "ad", "genre")
@@ -92,6 +92,71 @@ def _read(folder: Path, name: str, schema: dict[str, pl.DataType]) -> pl.DataFra
     return frame
 
 
+def _check_ratings(ratings: pl.DataFrame, path: Path) -> None:
+    """Ratings that are numbers and timestamps that are Unix seconds, or an `InputError`
+    naming the values."""
+    rating = ratings["rating"]
+    bad = rating.filter(~rating.is_finite())
+    if len(bad):
+        raise InputError(
+            f"{len(bad):,} ratings are not finite (first: {bad.head(3).to_list()})",
+            file=path,
+            column="rating",
+        )
+    ts = ratings["ts"]
+    for wrong, what in (
+        (ts.filter(ts < 0), "negative"),
+        (ts.filter(ts > MAX_TIME), "after 9999-12-31 (Unix seconds expected: milliseconds?)"),
+    ):
+        if len(wrong):
+            raise InputError(
+                f"{len(wrong):,} timestamps are {what} (first: {wrong.head(3).to_list()})",
+                file=path,
+                column="timestamp",
+            )
+
+
+def _movies(folder: Path) -> pl.DataFrame:
+    """movies.csv with one row per movie; an empty title or genre list reads as none."""
+    path = folder / "movies.csv"
+    movies = _read(folder, "movies.csv", {"movieId": pl.Int64}).rename({"movieId": "item"})
+    twice = movies.filter(pl.col("item").is_duplicated())["item"].unique().sort()
+    if len(twice):
+        raise InputError(
+            f"{len(twice):,} movieId(s) on more than one row (first: {twice.head(3).to_list()})",
+            file=path,
+            column="movieId",
+        )
+    return movies.with_columns(
+        pl.col("title").fill_null("").str.strip_chars(),
+        pl.col("genres").fill_null(NO_GENRES).replace("", NO_GENRES),
+    )
+
+
+def _splits(
+    ts: np.ndarray, tags: pl.DataFrame, config: MovieLensCsvConfig, path: Path
+) -> TimeSplits:
+    """The windows at the ratings' time quantiles, or an `InputError` when the ratings'
+    times do not give three windows one after the other."""
+    last = max(int(ts.max()) + 1, int(tags["ts"].max()) if len(tags) else 0)
+    start = int(min(ts.min(), tags["ts"].min() if len(tags) else ts.min()))
+    validation_start = int(np.quantile(ts, config.validation_share))
+    test_start = int(np.quantile(ts, config.test_share))
+    if not start < validation_start < test_start:
+        raise InputError(
+            f"the ratings' timestamps ({start} to {last - 1}) leave no training, validation "
+            f"and test windows one after the other: the {config.validation_share:g} and "
+            f"{config.test_share:g} quantiles are {validation_start} and {test_start}; the "
+            "windows need ratings at more than two distinct times",
+            file=path,
+            column="timestamp",
+        )
+    # the last like lands one second after the last rating
+    return TimeSplits(
+        start=start, validation_start=validation_start, test_start=test_start, end=last + 1
+    )
+
+
 def movielens_csv(folder: str | Path, config: MovieLensCsvConfig | None = None) -> World:
     """A MovieLens CSV release as a `World` (manifest and arrow tables, no truth), ready
     for `hir_sdk.synth.write_world`.
@@ -112,7 +177,8 @@ def movielens_csv(folder: str | Path, config: MovieLensCsvConfig | None = None) 
     ).rename({"userId": "user", "movieId": "item", "timestamp": "ts"})
     if ratings.is_empty():
         raise InputError("no ratings", file=folder / "ratings.csv")
-    movies = _read(folder, "movies.csv", {"movieId": pl.Int64}).rename({"movieId": "item"})
+    _check_ratings(ratings, folder / "ratings.csv")
+    movies = _movies(folder)
     first = ratings.group_by("item").agg(pl.col("ts").min().alias("created_ts"))
     movies = movies.join(first, on="item", how="inner").sort("item")  # movies with a rating
     unknown = ratings.filter(~pl.col("item").is_in(movies["item"].implode()))
@@ -146,14 +212,7 @@ def movielens_csv(folder: str | Path, config: MovieLensCsvConfig | None = None) 
     genre_ids = pl.DataFrame({"genre": names, "genre_id": np.arange(len(names), dtype=np.int64)})
     genres = genres.join(genre_ids, on="genre").sort("item", "genre_id")
 
-    ts = ratings["ts"].to_numpy()
-    last = max(int(ts.max()) + 1, int(tags["ts"].max()) if len(tags) else 0)
-    splits = TimeSplits(
-        start=int(min(ts.min(), tags["ts"].min() if len(tags) else ts.min())),
-        validation_start=int(np.quantile(ts, config.validation_share)),
-        test_start=int(np.quantile(ts, config.test_share)),
-        end=last + 1,  # the last like lands one second after the last rating
-    )
+    splits = _splits(ratings["ts"].to_numpy(), tags, config, folder / "ratings.csv")
     manifest = DatasetManifest(
         name=NAME,
         node_types=NODE_TYPES,
@@ -199,14 +258,14 @@ def movielens_csv(folder: str | Path, config: MovieLensCsvConfig | None = None) 
         ],
         how="diagonal",
     )
+    genre_text = pl.col("genres").str.replace_all("|", ", ", literal=True)
     content = movies.select(
         pl.lit("ad").alias("node_type"),
         item.alias("node_id"),
-        pl.format(
-            "{}. Genres: {}.",
-            pl.col("title").str.strip_chars(),
-            pl.col("genres").str.replace_all("|", ", ", literal=True),
-        ).alias("text"),
+        pl.when(pl.col("title") == "")
+        .then(pl.format("Genres: {}.", genre_text))
+        .otherwise(pl.format("{}. Genres: {}.", pl.col("title"), genre_text))
+        .alias("text"),
     )
     return World(
         manifest=manifest,

@@ -137,9 +137,44 @@ def test_command_mistakes_are_one_message(argv, message, release, tmp_path, caps
         ("ratings.csv", "userId,movieId,rating,timestamp\n1,10,4.0,soon\n", r"timestamp.*soon"),
         ("ratings.csv", "userId,movieId,rating,timestamp\n1,99,4.0,5\n", r"movieId.*\[99\]"),
         ("ratings.csv", "userId,movieId,rating,timestamp\n", "no ratings"),
+        ("ratings.csv", "userId,movieId,rating,timestamp\n1,10,NaN,5\n", r"rating.*not finite"),
+        ("ratings.csv", "userId,movieId,rating,timestamp\n1,10,4,-5\n", r"timestamp.*negative"),
+        (
+            "ratings.csv",
+            "userId,movieId,rating,timestamp\n1,10,4,1510000000000\n",
+            r"timestamp.*milliseconds\?.*1510000000000",
+        ),
+        (
+            "ratings.csv",
+            "userId,movieId,rating,timestamp\n1,10,4,7\n2,20,3,7\n3,30,5,7\n",
+            r"timestamp.*no training, validation and test windows.*more than two distinct",
+        ),
+        (
+            "movies.csv",
+            "movieId,title,genres\n10,a,Drama\n10,b,Crime\n",
+            r"movieId.*more than one row.*\[10\]",
+        ),
     ],
 )
 def test_bad_files_name_the_file_column_and_values(release, file, text, message):
     (release / file).write_text(text, encoding="utf-8")
     with pytest.raises(InputError, match=message):
         movielens_csv(release)
+
+
+def test_empty_titles_and_genres_read_as_none(release, tmp_path):
+    """A movie with an empty title or genre list still gives a valid dataset: no genre
+    edges, and a text with what there is."""
+    _write(
+        release,
+        "movies.csv",
+        "movieId,title,genres",
+        [(10, "", "Drama"), (20, "Heat (1995)", ""), (30, "Fargo", "Crime"), (40, "", "")],
+    )
+    world = movielens_csv(release, MovieLensCsvConfig(validation_share=0.5, test_share=0.8))
+    text = dict(zip(*pl.from_arrow(world.content).select("node_id", "text"), strict=True))
+    assert text[10] == "Genres: Drama." and text[20] == "Heat (1995). Genres: (no genres listed)."
+    genre = pl.from_arrow(world.edges).filter(pl.col("edge_type") == "genre")
+    assert sorted(genre["src_id"].to_list()) == [10, 30]
+    write_world(world, tmp_path / "ds")
+    assert load_dataset(tmp_path / "ds").manifest.name == "movielens-csv"
