@@ -132,28 +132,88 @@ def _after(ex: Examples, start: int) -> Examples:
     return dataclasses.replace(ex, frame=ex.frame.filter(pl.col("ts") >= start))
 
 
-def _check(examples: dict[str, Examples], graph: TemporalGraph) -> None:
+MOVE_WINDOWS = (
+    "move the manifest's time.validation_start or time.test_start so that every window "
+    "holds exposures and conversions"
+)
+
+
+def _check(
+    examples: dict[str, Examples], graph: TemporalGraph, fit_from: int | None = None
+) -> None:
+    """An `InputError` unless every window holds labelled exposures and conversions (the
+    training window from `fit_from` on, where the HIR arms start fitting)."""
     if not graph.manifest.edge_types_with_role("conversion"):
         raise InputError(
             "the dataset declares no conversion edge type; nothing to evaluate",
             file=graph.manifest.name,
         )
+    t = graph.manifest.time
+    spans = {
+        "train": (t.start if fit_from is None else max(t.start, fit_from), t.validation_start),
+        "validation": (t.validation_start, t.test_start),
+        "test": (t.test_start, t.end),
+    }
     for window in WINDOWS:
         ex = examples[window]
-        if ex.size == 0:
+        start, end = spans[window]
+        if ex.size == 0 and ex.censored:
             raise InputError(
                 f"the {window} window has no exposures with a known label "
                 f"({ex.censored:,} censored: their attribution window runs past the window's "
                 f"end); lengthen the window or shorten funnel.attribution_window_days"
+            )
+        if ex.size == 0:
+            raise InputError(
+                f"the {window} window ({iso_time(start)} to {iso_time(end)}) holds no "
+                f"exposures; {MOVE_WINDOWS}"
             )
     if sum(ex.positives for ex in examples.values()) == 0:
         raise InputError(
             "no conversions follow any exposure within the attribution window; "
             "the dataset has nothing to evaluate"
         )
-    if examples["train"].positives == 0 or examples["test"].positives == 0:
-        empty = "train" if examples["train"].positives == 0 else "test"
-        raise InputError(f"the {empty} window has no conversions; cannot train or evaluate")
+    role = {
+        "train": "the rankers are fitted on it",
+        "validation": "each ranker chooses its settings and trees on it",
+        "test": "the A/B is measured on it",
+    }
+    for window in WINDOWS:
+        ex = examples[window]
+        if ex.positives == 0:
+            start, end = spans[window]
+            raise InputError(
+                f"the {window} window ({iso_time(start)} to {iso_time(end)}) has {ex.size:,} "
+                f"labelled exposures and no conversion within "
+                f"{ex.attribution_window_s / DAY:g} days of one, and {role[window]}; "
+                f"{MOVE_WINDOWS}, or lengthen funnel.attribution_window_days"
+            )
+
+
+def check_windows(
+    graph: TemporalGraph, config: ABConfig | None = None, *, fit_from: int | None = None
+) -> None:
+    """Before any training: an `InputError` unless the A/B's training examples (those at
+    or after `fit_from`, where HIR arms start fitting), validation and test windows each
+    hold labelled exposures and conversions (`hir run` calls it as soon as the graph is
+    built, so a log that cannot be evaluated fails in seconds, not after the encoders'
+    training)."""
+    config = config or ABConfig()
+    owners = OwnersAsOf(graph)
+    conversions = conversion_index(graph, owners)
+    examples = {
+        w: build_examples(
+            graph,
+            w,
+            attribution_days=config.attribution_days,
+            owners=owners,
+            conversions=conversions,
+        )
+        for w in WINDOWS
+    }
+    if fit_from is not None:
+        examples["train"] = _after(examples["train"], fit_from)
+    _check(examples, graph, fit_from)
 
 
 def run_ab(
@@ -218,7 +278,7 @@ def ranking_data(
                 "until the test start"
             )
         hir.check_fit_window(int(examples["train"].frame["ts"].min()))
-    _check(examples, graph)
+    _check(examples, graph, hir.fit_from if config.hir_arms and hir is not None else None)
     features = AsOfFeatures(graph, owners)
     X = {}
     for w, ex in examples.items():

@@ -1,7 +1,8 @@
 """The main job on a dataset folder, with one graph and one set of encoders passed from
 stage to stage:
 
-1. validate the data and build the temporal graph (once);
+1. validate the data and build the temporal graph (once), and check that the A/B's
+   windows each hold conversions (`evaluation.pipeline.check_windows`);
 2. train the encoder on the first half of the training window and refresh it
    (`training.refresh_chain`);
 3. embed users and ads at three refresh times, each with the newest encoder trained
@@ -105,7 +106,7 @@ def run_job(
     import tomli_w
 
     from hir_sdk.evaluation.conversion_retrieval import conversion_recall, repeats_conversions
-    from hir_sdk.evaluation.pipeline import run_ab_on_graph, write_report
+    from hir_sdk.evaluation.pipeline import check_windows, run_ab_on_graph, write_report
     from hir_sdk.evaluation.prior_choice import prior_from_snapshots
     from hir_sdk.export import export_run
     from hir_sdk.graph import build_graph_from_dir, save_graph
@@ -120,13 +121,15 @@ def run_job(
         shown = str(data.resolve())
     (out / JOB_FILE).write_text(tomli_w.dumps(settings.to_dict(shown)))
     graph = build_graph_from_dir(data)
+    t = graph.manifest.time
+    refresh = settings.refresh
+    ends = refresh_ends(t, training_midpoint(t), refresh=refresh > 0)
+    # every window the A/B reads holds conversions, before minutes of training
+    check_windows(graph, settings.ab, fit_from=ends["run"])
     save_graph(graph, out / "graph")
     progress(f"validated and built the graph: {graph.num_nodes:,} nodes, {graph.num_edges:,} edges")
 
-    t = graph.manifest.time
-    refresh = settings.refresh
     first = settings.first_run()
-    ends = refresh_ends(t, training_midpoint(t), refresh=refresh > 0)
     runs = train_refreshed(data, out, first, ends, refresh_steps=refresh or None, progress=True)
     days = (ends["run"] - t.start) / DAY
     progress(

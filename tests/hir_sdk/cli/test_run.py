@@ -122,3 +122,34 @@ def test_run_refuses_bad_folders_before_any_work(tiny_world, tmp_path, capsys):
     out = tmp_path / "job"
     assert main(["run", "--data", str(tiny_world), "--out", str(out), "--config", str(config)]) == 2
     assert str(config) in capsys.readouterr().err and not out.exists()
+
+
+def test_a_log_without_conversions_in_a_window_fails_before_training(
+    tiny_world, tmp_path, capsys, monkeypatch
+):
+    """No conversion in the validation window (where each ranker chooses its settings):
+    one message naming the window, exit code 2, in seconds rather than after training."""
+    import polars as pl
+
+    import hir_sdk.training.refresh_chain as refresh_chain
+    from hir_sdk.schema.dataset import EDGES_FILE
+
+    data, out = tmp_path / "data", tmp_path / "job"
+    shutil.copytree(tiny_world, data)
+    manifest = load_manifest(data / "manifest.toml")
+    t = manifest.time
+    conversions = [e.rel for e in manifest.edge_types_with_role("conversion")]
+    edges = pl.read_parquet(data / EDGES_FILE)
+    in_validation = (pl.col("ts") >= t.validation_start) & (pl.col("ts") < t.test_start)
+    edges.filter(~(pl.col("edge_type").is_in(conversions) & in_validation)).write_parquet(
+        data / EDGES_FILE
+    )
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("hir run trained before checking the windows")
+
+    monkeypatch.setattr(refresh_chain, "train_refreshed", no_training)
+    assert main(["run", "--data", str(data), "--out", str(out), "--steps", "3"]) == 2
+    err = capsys.readouterr().err
+    assert "the validation window" in err and "no conversion" in err
+    assert "chooses its settings" in err and not out.exists()
