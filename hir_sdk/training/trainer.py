@@ -119,7 +119,12 @@ class Trainer(StepTerms):
         self.rank, self.world_size = world()
         anchors, cutoffs = anchors_from_events(graph, "train")
         if len(anchors) == 0:
-            raise InputError("the train window has no engagement events to anchor views on")
+            raise InputError(
+                "the train window has no exposure, click or conversion to learn from (none, "
+                "or each at its nodes' created_ts: a view needs what came before its event); "
+                "check the manifest's time windows against the edges' timestamps and the "
+                "nodes' created_ts"
+            )
         self.schedule = AnchorSchedule(
             anchors,
             cutoffs,
@@ -140,8 +145,11 @@ class Trainer(StepTerms):
         )
         if c.distill.seed_prototypes_at and len(self.seed_anchors) < c.model.prototypes[0]:
             raise InputError(
-                f"seeding {c.model.prototypes[0]} prototypes needs as many training anchors of "
-                f"the seeding types; the train window has {len(self.seed_anchors)}"
+                f"the train window is too small for the encoder's interest clusters: their "
+                f"coarsest level ({c.model.prototypes[0]} clusters, model.prototypes) is "
+                f"started from as many training anchors of the seeding types, and the window "
+                f"has {len(self.seed_anchors)}; give a longer log, or fewer clusters "
+                "(model.prototypes in a --config file)"
             )
         negatives = {
             "hard_negatives": c.engagement.hard_negatives,
