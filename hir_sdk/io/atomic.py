@@ -31,7 +31,14 @@ from pathlib import Path
 
 import numpy as np
 
-from hir_sdk.io.output_folder import Inputs, check_free, marker_kind, seal_marker, write_marker
+from hir_sdk.io.output_folder import (
+    Inputs,
+    check_free,
+    check_only_ours,
+    marker_kind,
+    seal_marker,
+    write_marker,
+)
 
 __all__ = [
     "atomic_output_dir",
@@ -160,6 +167,9 @@ def atomic_output_dir(
             old = final.with_name(f".{final.name}.old-{_stamp()}{secrets.token_hex(4)}")
             final.rename(old)
             try:
+                # again, now that its name no longer leads to it: a file saved into the
+                # old output since the check above puts it back instead of going with it
+                check_only_ours(old, shown=final)
                 tmp.rename(final)
             except BaseException:
                 old.rename(final)

@@ -41,6 +41,8 @@ Inputs = Iterable[str | Path | None]
 # files an operating system's file browser may leave in any folder: not the user's data,
 # so they do not stop a replacement
 OS_METADATA = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})
+# hir-sdk's own temporaries (`hir_sdk.io.atomic`): `.NAME.tmp-HOSTTAG-PID-...`, `.NAME.old-...`
+_TEMPORARY = re.compile(r"\..+\.(tmp|old)-[0-9a-f]{8}-\d+-")
 
 
 def marker_text(kind: str, files: Sequence[str] | None = None) -> str:
@@ -99,25 +101,44 @@ def marker_kind(folder: str | Path) -> str | None:
     return kind if isinstance(kind, str) and _KIND.fullmatch(kind) else None
 
 
-def not_written(folder: str | Path) -> list[str] | None:
-    """What `folder` holds that its marker does not list (the top-most path of each added
-    tree; operating-system metadata left out), or None when the marker lists nothing (an
-    output written before markers kept their files)."""
+def _listed(folder: str | Path) -> set[str] | None:
+    """The paths `folder`'s marker lists, or None when it lists none."""
     content = _marker(folder)
     listed = None if content is None else content.get("files")
     if not isinstance(listed, list):
         return None
-    known = set(listed)
-    added = [
-        p for p in entries(folder) if p not in known and p.rsplit("/", 1)[-1] not in OS_METADATA
-    ]
-    gone = set(added)
-    return [p for p in added if not any(a in gone for a in _ancestors(p))]
+    return {p for p in listed if isinstance(p, str)}
 
 
-def _ancestors(path: str) -> list[str]:
-    parts = path.split("/")
-    return ["/".join(parts[:i]) for i in range(1, len(parts))]
+def not_written(folder: str | Path) -> list[str] | None:
+    """What `folder` holds that hir-sdk did not write, or None when its marker lists
+    nothing (an output written before markers kept their files).
+
+    A path counts as written when the marker lists it; inside a folder that carries a
+    file list of its own (an output nested in this one, such as a job's `onnx/`,
+    possibly replaced since), that folder's list decides. hir-sdk's own temporaries
+    (`.NAME.tmp-*`, `.NAME.old-*` of a write that was killed) and operating-system
+    metadata count as written. Each added tree is named by its top-most path."""
+    listed = _listed(folder)
+    return None if listed is None else _unlisted(Path(folder), listed, "")
+
+
+def _unlisted(root: Path, listed: set[str], prefix: str) -> list[str]:
+    added = []
+    for child in sorted(root.iterdir(), key=lambda c: c.name):
+        name = child.name
+        if name == MARKER_FILE or name in OS_METADATA or _TEMPORARY.match(name):
+            continue
+        folder = child.is_dir() and not child.is_symlink()
+        own = _listed(child) if folder else None
+        if own is not None:  # a nested output: its own list decides
+            added += _unlisted(child, own, f"{prefix}{name}/")
+        elif name not in listed:
+            added.append(prefix + name)
+        elif folder:
+            inner = {p[len(name) + 1 :] for p in listed if p.startswith(f"{name}/")}
+            added += _unlisted(child, inner, f"{prefix}{name}/")
+    return added
 
 
 def check_not_input(final: str | Path, inputs: Inputs) -> None:
@@ -190,15 +211,16 @@ def check_free(
             "--overwrite to replace it",
             file=final,
         )
-    _check_only_ours(final)
+    check_only_ours(final)
 
 
-def _check_only_ours(final: Path) -> None:
-    """An `InputError` when replacing `final` would remove something hir-sdk did not
-    write into it."""
-    added = not_written(final)
+def check_only_ours(folder: Path, *, shown: Path | None = None) -> None:
+    """An `InputError` (naming `shown`, default `folder`) when removing the earlier
+    output `folder` would remove something hir-sdk did not write into it."""
+    final = shown or folder
+    added = not_written(folder)
     if added is None:
-        if entries(final):
+        if entries(folder):
             raise InputError(
                 "output was written by an earlier hir-sdk that did not list its files, so "
                 "files added to it since cannot be told apart: it is not replaced, even "
@@ -207,7 +229,8 @@ def _check_only_ours(final: Path) -> None:
             )
         return
     if added:
-        shown = ", ".join(added[:5]) + (f" and {len(added) - 5} more" if len(added) > 5 else "")
+        names = [a if a.isprintable() else ascii(a) for a in added[:5]]
+        shown = ", ".join(names) + (f" and {len(added) - 5} more" if len(added) > 5 else "")
         raise InputError(
             f"output holds files hir-sdk did not write ({shown}): it is never replaced "
             "while they are there, even with --overwrite; move them out or choose "

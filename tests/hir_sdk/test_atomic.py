@@ -125,6 +125,47 @@ def test_a_file_added_while_the_command_runs_stops_the_publish(tmp_path):
     assert (out / "late.txt").exists() and (out / "report.md").read_text() == "ours"
 
 
+def test_a_file_saved_while_the_new_output_is_flushed_puts_the_old_one_back(tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    with atomic_output_dir(out, kind="report") as tmp:
+        (tmp / "report.md").write_text("ours")
+    real = atomic_module.fsync_tree
+
+    def slow_flush(root):  # the user saves a file while the new output is flushed
+        (out / "notes.md").write_text("mine")
+        real(root)
+
+    monkeypatch.setattr(atomic_module, "fsync_tree", slow_flush)
+    with pytest.raises(InputError, match=r"did not write \(notes.md\)"):
+        with atomic_output_dir(out, kind="report", overwrite=True) as tmp:
+            (tmp / "report.md").write_text("new")
+    assert (out / "notes.md").read_text() == "mine" and (out / "report.md").read_text() == "ours"
+    assert _names(tmp_path) == ["out"]
+
+
+def test_an_output_nested_in_another_is_judged_by_its_own_list(tmp_path):
+    """A job's sub-output (its `onnx/`, say) replaced since the job was written holds
+    other files than the job's list says: its own marker's list decides. hir-sdk's own
+    stale temporaries count as written."""
+    out = tmp_path / "job"
+    with atomic_output_dir(out, kind="job") as tmp:
+        with atomic_output_dir(tmp / "onnx", kind="onnx") as sub:
+            (sub / "encoder.onnx").write_text("e")
+    with atomic_output_dir(out / "onnx", kind="onnx", overwrite=True) as sub:
+        (sub / "encoder.onnx").write_text("e2")
+        (sub / "ranker.onnx").write_text("r")
+    stale = out / f".embeddings.tmp-{atomic_module._host_tag()}-{_dead_pid()}-abc"
+    stale.mkdir()
+    write_marker(stale, "embeddings")
+    assert not_written(out) == []
+    (out / "onnx" / "mine.txt").write_text("user data")
+    assert not_written(out) == ["onnx/mine.txt"]
+    (out / "onnx" / "mine.txt").unlink()
+    with atomic_output_dir(out, kind="job", overwrite=True) as tmp:
+        (tmp / "report.md").write_text("new")
+    assert _names(out) == [MARKER_FILE, "report.md"]
+
+
 def test_an_output_without_a_file_list_is_replaced_only_when_empty(tmp_path):
     """A marker written before outputs listed their files cannot tell the user's files
     from ours: such a folder is replaced only when it holds nothing but the marker."""
