@@ -103,10 +103,15 @@ def _check_ratings(ratings: pl.DataFrame, path: Path) -> None:
             file=path,
             column="rating",
         )
-    ts = ratings["ts"]
+    _check_times(ratings["ts"], path)
+
+
+def _check_times(ts: pl.Series, path: Path) -> None:
+    """Timestamps in Unix seconds, or an `InputError` naming the values. The bound leaves
+    room for a like one second after its rating and the end one after that."""
     for wrong, what in (
         (ts.filter(ts < 0), "negative"),
-        (ts.filter(ts > MAX_TIME), "after 9999-12-31 (Unix seconds expected: milliseconds?)"),
+        (ts.filter(ts > MAX_TIME - 2), "after 9999-12-31 (Unix seconds expected: milliseconds?)"),
     ):
         if len(wrong):
             raise InputError(
@@ -127,9 +132,11 @@ def _movies(folder: Path) -> pl.DataFrame:
             file=path,
             column="movieId",
         )
+    parts = pl.col("genres").fill_null("").str.split("|").list.eval(pl.element().str.strip_chars())
+    genres = parts.list.eval(pl.element().filter(pl.element() != "")).list.join("|")
     return movies.with_columns(
         pl.col("title").fill_null("").str.strip_chars(),
-        pl.col("genres").fill_null(NO_GENRES).replace("", NO_GENRES),
+        pl.when(genres == "").then(pl.lit(NO_GENRES)).otherwise(genres).alias("genres"),
     )
 
 
@@ -144,10 +151,11 @@ def _splits(
     test_start = int(np.quantile(ts, config.test_share))
     if not start < validation_start < test_start:
         raise InputError(
-            f"the ratings' timestamps ({start} to {last - 1}) leave no training, validation "
-            f"and test windows one after the other: the {config.validation_share:g} and "
-            f"{config.test_share:g} quantiles are {validation_start} and {test_start}; the "
-            "windows need ratings at more than two distinct times",
+            f"the timestamps ({start} to {last - 1}, tags included) leave no training, "
+            f"validation and test windows one after the other: the ratings' "
+            f"{config.validation_share:g} and {config.test_share:g} quantiles are "
+            f"{validation_start} and {test_start}, and the windows need them to differ and "
+            "to come after the first timestamp (ratings spread over more times)",
             file=path,
             column="timestamp",
         )
@@ -203,10 +211,12 @@ def movielens_csv(folder: str | Path, config: MovieLensCsvConfig | None = None) 
             )
             .select("user", "item", "ts")
         )
+        _check_times(tags["ts"], folder / "tags.csv")
     genres = (
         movies.select("item", "created_ts", pl.col("genres").str.split("|").alias("genre"))
         .explode("genre")
-        .filter(pl.col("genre").is_not_null() & (pl.col("genre") != NO_GENRES))
+        .with_columns(pl.col("genre").str.strip_chars())
+        .filter(pl.col("genre").is_not_null() & ~pl.col("genre").is_in(["", NO_GENRES]))
     )
     names = genres["genre"].unique().sort()
     genre_ids = pl.DataFrame({"genre": names, "genre_id": np.arange(len(names), dtype=np.int64)})

@@ -147,12 +147,17 @@ def test_command_mistakes_are_one_message(argv, message, release, tmp_path, caps
         (
             "ratings.csv",
             "userId,movieId,rating,timestamp\n1,10,4,7\n2,20,3,7\n3,30,5,7\n",
-            r"timestamp.*no training, validation and test windows.*more than two distinct",
+            r"timestamp.*no training, validation and test windows.*need them to differ",
         ),
         (
             "movies.csv",
             "movieId,title,genres\n10,a,Drama\n10,b,Crime\n",
             r"movieId.*more than one row.*\[10\]",
+        ),
+        (
+            "tags.csv",
+            "userId,movieId,tag,timestamp\n1,10,x,-3\n",
+            r"tags\.csv.*timestamp.*negative",
         ),
     ],
 )
@@ -169,7 +174,7 @@ def test_empty_titles_and_genres_read_as_none(release, tmp_path):
         release,
         "movies.csv",
         "movieId,title,genres",
-        [(10, "", "Drama"), (20, "Heat (1995)", ""), (30, "Fargo", "Crime"), (40, "", "")],
+        [(10, "", "Drama|"), (20, "Heat (1995)", ""), (30, "Fargo", "Crime"), (40, "  ", " ")],
     )
     world = movielens_csv(release, MovieLensCsvConfig(validation_share=0.5, test_share=0.8))
     text = dict(zip(*pl.from_arrow(world.content).select("node_id", "text"), strict=True))
