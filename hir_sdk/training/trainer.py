@@ -120,10 +120,11 @@ class Trainer(StepTerms):
         anchors, cutoffs = anchors_from_events(graph, "train")
         if len(anchors) == 0:
             raise InputError(
-                "the train window has no exposure, click or conversion to learn from (none, "
-                "or each at its nodes' created_ts: a view needs what came before its event); "
-                "check the manifest's time windows against the edges' timestamps and the "
-                "nodes' created_ts"
+                "the encoder's training window (up to its train_until, hir fit --until, "
+                "else the validation start) has no exposure, click or conversion to learn "
+                "from (none, or each at its nodes' created_ts: a view needs what came before "
+                "its event); check that window against the edges' timestamps and the nodes' "
+                "created_ts"
             )
         self.schedule = AnchorSchedule(
             anchors,
@@ -145,7 +146,7 @@ class Trainer(StepTerms):
         )
         if c.distill.seed_prototypes_at and len(self.seed_anchors) < c.model.prototypes[0]:
             raise InputError(
-                f"the train window is too small for the encoder's interest clusters: their "
+                f"the encoder's training window is too small for its interest clusters: their "
                 f"coarsest level ({c.model.prototypes[0]} clusters, model.prototypes) is "
                 f"started from as many training anchors of the seeding types, and the window "
                 f"has {len(self.seed_anchors)}; give a longer log, or fewer clusters "
