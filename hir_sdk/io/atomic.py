@@ -9,10 +9,11 @@ one, never a torn one.
 An output folder follows the output-folder rule (`hir_sdk.io.output_folder`): it carries
 the marker of its kind from the moment its temporary is created, and replaces only an
 earlier output of the same kind, and only while it holds nothing hir-sdk did not write
-(its marker lists every file when it is published). The temporary is named `.NAME.tmp-HOST-PID-*` (a
-replaced folder waits as `.NAME.old-HOST-PID-*` until it is removed); one that a killed
-process left behind is removed by the next write of NAME when its process (on this host)
-is gone and it holds our marker. Nothing else is ever removed.
+(its marker lists every file when it is published). The temporary is named
+`.NAME.tmp-HOST-PID-*` (a replaced folder waits as `.NAME.old-HOST-PID-*` until it is
+removed); one that a killed process left behind is removed by the next write of NAME
+when its process (on this host) is gone and it holds our marker. Nothing else is ever
+removed.
 """
 
 from __future__ import annotations

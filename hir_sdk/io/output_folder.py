@@ -230,9 +230,9 @@ def check_only_ours(folder: Path, *, shown: Path | None = None) -> None:
         return
     if added:
         names = [a if a.isprintable() else ascii(a) for a in added[:5]]
-        shown = ", ".join(names) + (f" and {len(added) - 5} more" if len(added) > 5 else "")
+        listing = ", ".join(names) + (f" and {len(added) - 5} more" if len(added) > 5 else "")
         raise InputError(
-            f"output holds files hir-sdk did not write ({shown}): it is never replaced "
+            f"output holds files hir-sdk did not write ({listing}): it is never replaced "
             "while they are there, even with --overwrite; move them out or choose "
             "another path",
             file=final,
