@@ -16,9 +16,10 @@ The mapping (see docs/real-data.md), the same as MovieLens-100K's where the two 
   exposure is positive exactly when it was liked;
 - a tag a user puts on a movie is an engagement, `user -tag-> ad`, at its timestamp
   (with `tags`): evidence of interest that arrives over time, like a click;
-- a movie's genres are structural edges `ad -genre-> genre`, dated at the movie's first
-  rating (when it enters the log); "(no genres listed)" gives none;
-- a movie exists from its first rating (`created_ts`); movies nobody rated are left out;
+- a movie's genres are structural edges `ad -genre-> genre`, dated when the movie
+  enters the log; "(no genres listed)" gives none;
+- a movie exists from its first rating or tag, whichever comes first (`created_ts`, so
+  no edge of it comes before it); movies nobody rated are left out;
 - content: a movie's title (with its year) and genres. Users have none: these releases
   say nothing about them. Tags are not content: they are written over time, and content
   is read as known at every cutoff;
@@ -212,6 +213,13 @@ def movielens_csv(folder: str | Path, config: MovieLensCsvConfig | None = None) 
             .select("user", "item", "ts")
         )
         _check_times(tags["ts"], folder / "tags.csv")
+        # a movie enters the log with its first rating or tag, whichever comes first
+        tagged = tags.group_by("item").agg(pl.col("ts").min().alias("tagged"))
+        movies = (
+            movies.join(tagged, on="item", how="left")
+            .with_columns(pl.min_horizontal("created_ts", "tagged").alias("created_ts"))
+            .drop("tagged")
+        )
     genres = (
         movies.select("item", "created_ts", pl.col("genres").str.split("|").alias("genre"))
         .explode("genre")

@@ -1,8 +1,9 @@
 """The main job on a dataset folder, with one graph and one set of encoders passed from
 stage to stage:
 
-1. validate the data and build the temporal graph (once), and check that the A/B's
-   windows each hold conversions (`evaluation.pipeline.check_windows`);
+1. validate the data and build the temporal graph (once), and check that no edge comes
+   before its node's creation (`graph.creation_order`) and that the A/B's windows each
+   hold conversions (`evaluation.pipeline.check_windows`);
 2. train the encoder on the first half of the training window and refresh it
    (`training.refresh_chain`);
 3. embed users and ads at three refresh times, each with the newest encoder trained
@@ -110,6 +111,7 @@ def run_job(
     from hir_sdk.evaluation.prior_choice import prior_from_snapshots
     from hir_sdk.export import export_run
     from hir_sdk.graph import build_graph_from_dir, save_graph
+    from hir_sdk.graph.creation_order import check_creation_order
     from hir_sdk.interests import write_embeddings
     from hir_sdk.ranking.hir_snapshots import build_hir_lookup
     from hir_sdk.training.as_of import training_midpoint
@@ -124,7 +126,9 @@ def run_job(
     t = graph.manifest.time
     refresh = settings.refresh
     ends = refresh_ends(t, training_midpoint(t), refresh=refresh > 0)
-    # every window the A/B reads holds conversions, before minutes of training
+    # no edge before its node exists, and every window the A/B reads holds conversions:
+    # checked before minutes of training
+    check_creation_order(graph, data)
     check_windows(graph, settings.ab, fit_from=ends["run"])
     save_graph(graph, out / "graph")
     progress(f"validated and built the graph: {graph.num_nodes:,} nodes, {graph.num_edges:,} edges")

@@ -183,3 +183,12 @@ def test_empty_titles_and_genres_read_as_none(release, tmp_path):
     assert sorted(genre["src_id"].to_list()) == [10, 30]
     write_world(world, tmp_path / "ds")
     assert load_dataset(tmp_path / "ds").manifest.name == "movielens-csv"
+
+
+def test_a_movie_tagged_before_its_first_rating_enters_the_log_with_the_tag(release):
+    _write(release, "tags.csv", "userId,movieId,tag,timestamp", [(2, 20, "heist", 1050)])
+    world = movielens_csv(release, MovieLensCsvConfig(validation_share=0.5, test_share=0.8))
+    ads = pl.from_arrow(world.nodes).filter(pl.col("node_type") == "ad").sort("node_id")
+    assert ads["created_ts"].to_list() == [1000, 1050, 1300, 1900]  # 20: its tag, not 1100
+    genre = pl.from_arrow(world.edges).filter(pl.col("edge_type") == "genre")
+    assert set(genre.filter(pl.col("src_id") == 20)["ts"].to_list()) == {1050}
