@@ -46,6 +46,7 @@ from hir_sdk.evaluation.report import ModelCurves, Report, render_markdown
 from hir_sdk.evaluation.report_html import render_html
 from hir_sdk.evaluation.slices import slice_rules, test_slices
 from hir_sdk.graph import TemporalGraph, build_graph
+from hir_sdk.graph.creation_order import check_creation_order
 from hir_sdk.graph.owners import OwnersAsOf, conversion_index
 from hir_sdk.io.atomic import atomic_output_dir
 from hir_sdk.io.output_folder import Inputs
@@ -228,6 +229,7 @@ def run_ab(
     started = time.perf_counter()
     data = Path(data)
     graph = build_graph(load_dataset(data))
+    check_creation_order(graph, data)
     graph_s = time.perf_counter() - started
     hir = None
     if config.hir_arms:

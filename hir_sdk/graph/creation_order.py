@@ -4,8 +4,8 @@ A node exists at cutoff `t` when its `created_ts < t` (or it has none), and an e
 visible at `t` when its `ts < t`; an edge dated before its node's `created_ts` would be
 visible at cutoffs where its node does not exist yet. The views leave such a node out of
 the training anchors and the snapshots, so the log's conversions on it would go missing
-from the evaluation long after the data was read. `hir run` checks this right after it
-builds the graph.
+from the evaluation long after the data was read. `hir run`, the `Trainer` (`hir fit`)
+and `run_ab` (`hir ab`) check this right after they build the graph.
 """
 
 from __future__ import annotations

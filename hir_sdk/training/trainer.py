@@ -40,6 +40,7 @@ from tqdm import tqdm
 from hir_sdk import __version__
 from hir_sdk.errors import InputError
 from hir_sdk.graph import build_graph
+from hir_sdk.graph.creation_order import check_creation_order
 from hir_sdk.graph.owners import OwnersAsOf
 from hir_sdk.io.atomic import atomic_write_text
 from hir_sdk.io.output_folder import check_not_input, check_ours, claim_dir
@@ -101,7 +102,9 @@ class Trainer(StepTerms):
         self._sources = (data, c.init_from or None)
         check_not_input(self.run, self._sources)  # the folder itself: see fit()
         dataset = load_dataset(data)
-        self.graph = graph = training_graph(build_graph(dataset), c.train_until, c.select)
+        full = build_graph(dataset)
+        check_creation_order(full, data)  # a node used before it exists: refused up front
+        self.graph = graph = training_graph(full, c.train_until, c.select)
         self.selects = c.select == "validation"  # else a refresh run: best.pt = last.pt
         owners = OwnersAsOf(graph)  # the engagement samplers read them as of their window
         # whether the text says what users engage with, and so the settings this run trains

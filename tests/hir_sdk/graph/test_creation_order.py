@@ -12,6 +12,7 @@ from hir_sdk.errors import InputError
 from hir_sdk.graph import build_graph_from_dir
 from hir_sdk.graph.creation_order import check_creation_order
 from hir_sdk.schema.dataset import EDGES_FILE, NODES_FILE
+from hir_sdk.training import Trainer
 
 
 def test_the_synthetic_world_is_in_order(tiny_graph):
@@ -38,3 +39,7 @@ def test_a_node_created_after_its_first_edge_is_named(tiny_world, tmp_path):
     message = str(caught.value)
     assert f"ad {ad['dst_id']!r}: created_ts {late}, an edge at {ad['ts']}" in message
     assert str(data / NODES_FILE) in message and caught.value.exit_code == 2
+    # the trainer (hir fit) refuses the same data before it samples anything
+    with pytest.raises(InputError, match="created_ts comes after an edge"):
+        Trainer(data, tmp_path / "run")
+    assert not (tmp_path / "run").exists()
