@@ -85,6 +85,8 @@ def test_refresh_run_keeps_its_last_checkpoint_and_reads_nothing_later(
     edges = pl.read_parquet(later / "edges.parquet")
     extra = edges.sample(n=2000, seed=1, with_replacement=True)
     ts = np.random.default_rng(0).integers(until, tiny_graph.manifest.time.end, len(extra))
+    # never before the original edge's time, so never before its nodes' created_ts
+    ts = np.maximum(ts, extra["ts"].cast(pl.Int64).to_numpy())
     extra = extra.with_columns(pl.Series("ts", ts).cast(edges["ts"].dtype))
     pl.concat([edges, extra]).write_parquet(later / "edges.parquet")
     Trainer(later, tmp_path / "again", REFRESH).fit(progress=False)
