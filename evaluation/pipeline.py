@@ -62,6 +62,7 @@ from hir_sdk.schema import load_dataset
 from hir_sdk.schema.manifest import DAY, check_attribution_days, iso_time
 
 if TYPE_CHECKING:
+    from hir_sdk.graph.event_index import EventIndex
     from hir_sdk.ranking.sequence.ranker_bundle import OnlineRankerBundle
 
 
@@ -201,8 +202,17 @@ def check_windows(
     training)."""
     config = config or ABConfig()
     owners = OwnersAsOf(graph)
-    conversions = conversion_index(graph, owners)
-    examples = {
+    examples = _window_examples(graph, config, owners, conversion_index(graph, owners))
+    if fit_from is not None:
+        examples["train"] = _after(examples["train"], fit_from)
+    _check(examples, graph, fit_from)
+
+
+def _window_examples(
+    graph: TemporalGraph, config: ABConfig, owners: OwnersAsOf, conversions: EventIndex
+) -> dict[str, Examples]:
+    """Each window's labelled examples, labels from `config.attribution_days`."""
+    return {
         w: build_examples(
             graph,
             w,
@@ -212,9 +222,6 @@ def check_windows(
         )
         for w in WINDOWS
     }
-    if fit_from is not None:
-        examples["train"] = _after(examples["train"], fit_from)
-    _check(examples, graph, fit_from)
 
 
 def run_ab(
@@ -256,16 +263,7 @@ def ranking_data(
     encoder read when an arm reads HIR snapshots (`hir`), as-of features per window."""
     owners = OwnersAsOf(graph)
     conversions = conversion_index(graph, owners)  # read once: labels and HIR features
-    examples = {
-        w: build_examples(
-            graph,
-            w,
-            attribution_days=config.attribution_days,
-            owners=owners,
-            conversions=conversions,
-        )
-        for w in WINDOWS
-    }
+    examples = _window_examples(graph, config, owners, conversions)
     if config.hir_arms:
         if hir is None:
             raise InputError(f"{' and '.join(config.hir_arms)} need HIR snapshots")
