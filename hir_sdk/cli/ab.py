@@ -18,6 +18,7 @@ import argparse
 import time
 
 from hir_sdk.cli.bounded_int import at_least
+from hir_sdk.cli.overwrite_option import add_overwrite_option
 from hir_sdk.evaluation.built_in_arms import BUILT_IN_ARMS
 from hir_sdk.ranking.refresh_policy import DEFAULT_REFRESH, Refresh
 
@@ -65,11 +66,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="fit XGBoost arms with the default configuration instead of choosing each "
         "one's tree depth and minimum child weight on the validation window",
     )
-    parser.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace an existing --out that hir ab wrote (never another folder)",
-    )
+    add_overwrite_option(parser, "hir ab")
     parser.set_defaults(run=run)
 
 

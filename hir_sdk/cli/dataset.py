@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from hir_sdk.cli.overwrite_option import add_overwrite_option
 from hir_sdk.dataset_names import MOVIELENS_100K, MOVIELENS_CSV
 from hir_sdk.errors import InputError
 
@@ -22,11 +23,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         help=f"{MOVIELENS_CSV}: the unzipped release (ratings.csv, movies.csv, tags.csv)",
     )
     parser.add_argument("--out", required=True, help="output folder (absent or empty)")
-    parser.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace an existing --out that hir synth or hir dataset wrote (never another folder)",
-    )
+    add_overwrite_option(parser, "hir synth or hir dataset")
     parser.set_defaults(run=run)
 
 

@@ -26,8 +26,9 @@ MovieLens-100K).
 
 Stages 2-7 are `hir run` on the data folder it writes. It ends with the A/B table and
 where the HTML report is. Everything is written into `--out`, which must be absent or
-empty; `--overwrite` replaces an earlier demo output (never another folder). `--steps`
-and `--config` (whose keys replace the preset's) change the preset. The multi-stage
+empty; `--overwrite` replaces an earlier demo output holding only what hir-sdk wrote
+(never another folder, never your files). `--steps` and `--config` (whose keys replace
+the preset's) change the preset. The multi-stage
 sequence ranker is left to `hir ab --treatment multistage`, which trains longer.
 """
 
@@ -37,6 +38,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hir_sdk.cli.overwrite_option import add_overwrite_option
 from hir_sdk.cli.run import add_job_options, job_settings, print_results
 from hir_sdk.dataset_names import MOVIELENS_100K
 from hir_sdk.pipeline import STAGE_SHARES, JobSettings, Progress, run_job
@@ -61,11 +63,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--out", default="demo_out", help="output folder (absent or empty)")
-    parser.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace an existing --out that hir demo wrote (never another folder)",
-    )
+    add_overwrite_option(parser, "hir demo")
     parser.add_argument(
         "--dataset",
         choices=[SYNTHETIC, MOVIELENS_100K],

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 
 from hir_sdk.cli.bounded_int import at_least
+from hir_sdk.cli.overwrite_option import add_overwrite_option
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -44,11 +45,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="codewords K per codebook (at most; fewer on a small snapshot, see docs/bom.md)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the BoM quantizer")
-    parser.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace an existing --out that hir embed wrote (never another folder)",
-    )
+    add_overwrite_option(parser, "hir embed")
     parser.set_defaults(run=run)
 
 

@@ -11,6 +11,7 @@ import argparse
 import time
 
 from hir_sdk.cli.bounded_int import at_least
+from hir_sdk.cli.overwrite_option import add_overwrite_option
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -35,11 +36,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--check-nodes", type=at_least(1), default=512, help="entities the check embeds"
     )
     parser.add_argument("--checkpoint", default="best", choices=("best", "last"))
-    parser.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace an existing --out that hir export wrote (never another folder)",
-    )
+    add_overwrite_option(parser, "hir export")
     parser.set_defaults(run=run)
 
 

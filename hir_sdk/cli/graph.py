@@ -6,6 +6,8 @@ import argparse
 import json
 import time
 
+from hir_sdk.cli.overwrite_option import add_overwrite_option
+
 
 def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("graph", help="build or inspect a temporal graph")
@@ -13,11 +15,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     build = sub.add_parser("build", help="validate a dataset folder and build its graph")
     build.add_argument("--data", required=True, help="dataset folder (manifest + parquet)")
     build.add_argument("--out", required=True, help="graph folder to write")
-    build.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace an existing --out that hir graph build wrote (never another folder)",
-    )
+    add_overwrite_option(build, "hir graph build")
     build.set_defaults(run=run_build)
     info = sub.add_parser("info", help="counts, density, time range, conversion rate")
     info.add_argument("graph", help="a folder written by `hir graph build`")

@@ -21,8 +21,9 @@
 Content features are on when the data has a content table (a `--config` file that sets
 `use_content` decides otherwise; its other keys change only what they set). Everything
 is written into `--out`, which must be absent or empty and may not lie inside `--data`;
-`--overwrite` replaces an earlier `hir run` output (never another folder). `job.toml` in
-`--out` records every setting of the job.
+`--overwrite` replaces an earlier `hir run` output holding only what hir-sdk wrote
+(never another folder, never your files). `job.toml` in `--out` records every setting of
+the job.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hir_sdk.cli.bounded_int import at_least
+from hir_sdk.cli.overwrite_option import add_overwrite_option
 from hir_sdk.pipeline import (
     DEFAULT_STEPS,
     JOB_FILE,
@@ -93,11 +95,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--data", required=True, help="dataset folder (the input format)")
     parser.add_argument("--out", required=True, help="output folder (absent or empty)")
-    parser.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace an existing --out that hir run wrote (never another folder)",
-    )
+    add_overwrite_option(parser, "hir run")
     add_job_options(parser)
     parser.set_defaults(run=run)
 

@@ -13,6 +13,7 @@ import argparse
 import dataclasses
 import time
 
+from hir_sdk.cli.overwrite_option import add_overwrite_option
 from hir_sdk.synth import SCALES, SynthConfig
 
 
@@ -39,11 +40,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="probability per user and day that one interest moves to a related leaf, "
         "in [0, 1] (default 0)",
     )
-    parser.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace an existing --out that hir synth or hir dataset wrote (never another folder)",
-    )
+    add_overwrite_option(parser, "hir synth or hir dataset")
     parser.set_defaults(run=run)
 
 

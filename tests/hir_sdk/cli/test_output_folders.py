@@ -209,3 +209,28 @@ def test_settings_out_of_bounds_stop_before_any_work(
     assert main(argv) == 2
     assert message in capsys.readouterr().err
     assert not out.exists()
+
+
+def _parsers(parser):
+    """`parser` and every subcommand parser below it."""
+    yield parser
+    for action in parser._actions:
+        if isinstance(action.choices, dict):
+            for sub in action.choices.values():
+                yield from _parsers(sub)
+
+
+def test_every_overwrite_flag_states_the_rule():
+    """Each writing command's `--overwrite` help says it never replaces the user's files."""
+    from hir_sdk.cli.main import build_parser
+
+    helps = {
+        p.prog: a.help
+        for p in _parsers(build_parser())
+        for a in p._actions
+        if "--overwrite" in a.option_strings
+    }
+    writers = {"run", "demo", "ab", "embed", "export", "synth", "dataset", "graph build"}
+    assert set(helps) == {f"hir {name}" for name in writers}
+    for prog, text in helps.items():
+        assert "never your files" in text, prog
