@@ -41,7 +41,14 @@ from hir_sdk import __version__
 from hir_sdk.errors import InputError
 from hir_sdk.evaluation.ab import MAX_BOOTSTRAP, ABResult, compare
 from hir_sdk.evaluation.examples import WINDOWS, Examples, build_examples
-from hir_sdk.evaluation.rankers import MultiStageArm, XGBoostArm, make_ranker, needs_hir
+from hir_sdk.evaluation.rankers import (
+    MultiStageArm,
+    StackedArm,
+    XGBoostArm,
+    make_ranker,
+    needs_hir,
+    stack_split,
+)
 from hir_sdk.evaluation.report import ModelCurves, Report, render_markdown
 from hir_sdk.evaluation.report_html import render_html
 from hir_sdk.evaluation.slices import slice_rules, test_slices
@@ -141,10 +148,14 @@ MOVE_WINDOWS = (
 
 
 def _check(
-    examples: dict[str, Examples], graph: TemporalGraph, fit_from: int | None = None
+    examples: dict[str, Examples],
+    graph: TemporalGraph,
+    config: ABConfig,
+    fit_from: int | None = None,
 ) -> None:
     """An `InputError` unless every window holds labelled exposures and conversions (the
-    training window from `fit_from` on, where the HIR arms start fitting)."""
+    training window from `fit_from` on, where the HIR arms start fitting), and a stacked
+    arm's first stage has training examples on both sides of its split."""
     if not graph.manifest.edge_types_with_role("conversion"):
         raise InputError(
             "the dataset declares no conversion edge type; nothing to evaluate",
@@ -190,6 +201,10 @@ def _check(
                 f"{ex.attribution_window_s / DAY:g} days of one, and {role[window]}; "
                 f"{MOVE_WINDOWS}, or lengthen funnel.attribution_window_days"
             )
+    for role in (config.control, config.treatment):
+        arm = make_ranker(role, config)
+        if isinstance(arm, StackedArm):
+            stack_split(examples["train"].frame["ts"].to_numpy(), arm.share, arm.name)
 
 
 def check_windows(
@@ -197,15 +212,15 @@ def check_windows(
 ) -> None:
     """Before any training: an `InputError` unless the A/B's training examples (those at
     or after `fit_from`, where HIR arms start fitting), validation and test windows each
-    hold labelled exposures and conversions (`hir run` calls it as soon as the graph is
-    built, so a log that cannot be evaluated fails in seconds, not after the encoders'
-    training)."""
+    hold labelled exposures and conversions, and a stacked arm can split its training
+    examples (`hir run` calls it as soon as the graph is built, so a log that cannot be
+    evaluated fails in seconds, not after the encoders' training)."""
     config = config or ABConfig()
     owners = OwnersAsOf(graph)
     examples = _window_examples(graph, config, owners, conversion_index(graph, owners))
     if fit_from is not None:
         examples["train"] = _after(examples["train"], fit_from)
-    _check(examples, graph, fit_from)
+    _check(examples, graph, config, fit_from)
 
 
 def _window_examples(
@@ -278,7 +293,7 @@ def ranking_data(
                 "until the test start"
             )
         hir.check_fit_window(int(examples["train"].frame["ts"].min()))
-    _check(examples, graph, hir.fit_from if config.hir_arms and hir is not None else None)
+    _check(examples, graph, config, hir.fit_from if config.hir_arms and hir is not None else None)
     features = AsOfFeatures(graph, owners)
     X = {}
     for w, ex in examples.items():

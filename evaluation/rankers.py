@@ -288,6 +288,22 @@ class MultiStageArm:
         )
 
 
+def stack_split(ts: np.ndarray, share: float, name: str) -> int:
+    """The time before which the oldest `share` of the training examples (request times
+    `ts`) fit a stacked arm's first stage; an `InputError` when either side would be
+    empty (`hir run` and `hir ab` check it before any training)."""
+    split = int(np.quantile(ts, share, method="lower")) if len(ts) else 0
+    early = ts < split
+    if not early.any() or early.all():
+        raise InputError(
+            f"{name}: the oldest {share:g} of the {len(ts):,} training examples leaves "
+            "none on one side of the split the multi-stage ranker fits on (too few "
+            "examples, or all at one time); choose another treatment or give the "
+            "training window more exposures"
+        )
+    return split
+
+
 class StackedArm(XGBoostArm):
     """XGBoost on the as-of features (with `hir`, and the HIR columns) plus the
     multi-stage ranker's probability (`xgboost+multistage`, `xgboost+hir+multistage`,
@@ -318,15 +334,9 @@ class StackedArm(XGBoostArm):
         return {k: v if self.SCORE in v else [*v, self.SCORE] for k, v in sets.items()}
 
     def fit(self, data: RankingData) -> StackedArm:
-        train = data.examples["train"]
-        ts = train["ts"].to_numpy()
-        split = int(np.quantile(ts, self.share, method="lower")) if len(ts) else 0
+        ts = data.examples["train"]["ts"].to_numpy()
+        split = stack_split(ts, self.share, self.name)
         early = ts < split
-        if not early.any() or early.all():
-            raise InputError(
-                f"{self.name}: the oldest {self.share:g} of the training examples leaves "
-                "none on one side of the split (too few examples, or all at one time)"
-            )
         # the first stage chooses its epoch and calibration on the rest of the training
         # window, so the validation window stays unread until XGBoost's own choices
         head = data.regroup({"train": ("train", early), "validation": ("train", ~early)})

@@ -115,3 +115,20 @@ def test_config_rejects_unknown_models():
         ABConfig(control="gpt")
     with pytest.raises(InputError, match="different models"):
         ABConfig(control="xgboost", treatment="xgboost")
+
+
+def test_a_stacked_arm_that_cannot_split_its_training_window_fails_before_training(tiny_world):
+    """The stacked arm's first stage fits on the oldest `stack_share` of the training
+    examples: a share that leaves none there is refused by the windows' check (which
+    `hir run` calls before the encoders train), not after the training."""
+    from hir_sdk.errors import InputError
+    from hir_sdk.evaluation.pipeline import check_windows
+    from hir_sdk.graph import build_graph
+    from hir_sdk.schema import load_dataset
+
+    graph = build_graph(load_dataset(tiny_world))
+    stacked = ABConfig(control="xgboost", treatment="xgboost+multistage", stack_share=1e-9)
+    with pytest.raises(InputError, match="xgboost\\+multistage: the oldest 1e-09 of the"):
+        check_windows(graph, stacked)
+    check_windows(graph, ABConfig(control="xgboost", treatment="xgboost+multistage"))
+    check_windows(graph, ABConfig(control="xgboost", treatment="xgboost+hir", stack_share=1e-9))
