@@ -114,11 +114,13 @@ def not_written(folder: str | Path) -> list[str] | None:
     """What `folder` holds that hir-sdk did not write, or None when its marker lists
     nothing (an output written before markers kept their files).
 
-    A path counts as written when the marker lists it; inside a folder that carries a
-    file list of its own (an output nested in this one, such as a job's `onnx/`,
-    possibly replaced since), that folder's list decides. hir-sdk's own temporaries
-    (`.NAME.tmp-*`, `.NAME.old-*` of a write that was killed) and operating-system
-    metadata count as written. Each added tree is named by its top-most path."""
+    A path counts as written when the marker lists it; inside a listed folder that
+    carries a file list of its own (an output nested in this one, such as a job's
+    `onnx/`, possibly replaced since), that folder's list decides. An output saved into
+    this one later, at a path it never listed, counts as added like any other file.
+    hir-sdk's own temporaries (`.NAME.tmp-*`, `.NAME.old-*` of a write that was killed)
+    and operating-system metadata count as written. Each added tree is named by its
+    top-most path."""
     listed = _listed(folder)
     return None if listed is None else _unlisted(Path(folder), listed, "")
 
@@ -129,12 +131,13 @@ def _unlisted(root: Path, listed: set[str], prefix: str) -> list[str]:
         name = child.name
         if name == MARKER_FILE or name in OS_METADATA or _TEMPORARY.match(name):
             continue
+        if name not in listed:  # never written by this output (an output or not)
+            added.append(prefix + name)
+            continue
         folder = child.is_dir() and not child.is_symlink()
         own = _listed(child) if folder else None
-        if own is not None:  # a nested output: its own list decides
+        if own is not None:  # a nested output this one wrote, replaced since: its own list
             added += _unlisted(child, own, f"{prefix}{name}/")
-        elif name not in listed:
-            added.append(prefix + name)
         elif folder:
             inner = {p[len(name) + 1 :] for p in listed if p.startswith(f"{name}/")}
             added += _unlisted(child, inner, f"{prefix}{name}/")

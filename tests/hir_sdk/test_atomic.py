@@ -166,6 +166,21 @@ def test_an_output_nested_in_another_is_judged_by_its_own_list(tmp_path):
     assert _names(out) == [MARKER_FILE, "report.md"]
 
 
+def test_an_output_saved_into_another_later_is_the_users(tmp_path):
+    """An output written into an earlier one at a path that one never listed (a second
+    graph saved inside the first) is not the earlier output's to replace."""
+    out = tmp_path / "graph"
+    with atomic_output_dir(out, kind="graph") as tmp:
+        (tmp / "graph.json").write_text("g")
+    with atomic_output_dir(out / "my_other_graph", kind="graph") as tmp:
+        (tmp / "graph.json").write_text("mine")
+    assert not_written(out) == ["my_other_graph"]
+    with pytest.raises(InputError, match=r"did not write \(my_other_graph\)"):
+        with atomic_output_dir(out, kind="graph", overwrite=True) as tmp:
+            (tmp / "graph.json").write_text("new")
+    assert (out / "my_other_graph" / "graph.json").read_text() == "mine"
+
+
 def test_an_output_without_a_file_list_is_replaced_only_when_empty(tmp_path):
     """A marker written before outputs listed their files cannot tell the user's files
     from ours: such a folder is replaced only when it holds nothing but the marker."""
