@@ -41,6 +41,7 @@ from hir_sdk.training.encoder_setup import (
     run_attributes,
     run_audience,
 )
+from hir_sdk.training.type_layout import check_type_layout
 
 
 class Embedder:
@@ -69,6 +70,7 @@ class Embedder:
         state = load_checkpoint(path)
         self.step = int(state["step"])
         self.trained_on = str(state["fingerprint"])
+        check_type_layout(state, graph.manifest, path)
         self._content = None
         if config.use_content:
             from hir_sdk.knowledge import ContentEncoder

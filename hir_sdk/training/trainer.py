@@ -79,6 +79,7 @@ from hir_sdk.training.pair_views import StepPairViews
 from hir_sdk.training.prototype_seeding import seed_prototypes, seeding_type_codes
 from hir_sdk.training.similarity_terms import SimilarityTerms
 from hir_sdk.training.step_terms import StepTerms
+from hir_sdk.training.type_layout import check_type_layout, type_layout
 from hir_sdk.training.warm_start import warm_start_state
 
 
@@ -198,6 +199,7 @@ class Trainer(StepTerms):
         """Start from an earlier run's weights (see `training.warm_start`); `splits` are
         the dataset's own (the run's graph has its training window moved)."""
         state = warm_start_state(init_from, splits, self.trained_until)
+        check_type_layout(state, self.graph.manifest, Path(init_from))
         modules = {"student": self.student, "teacher": self.teacher, "scorer": self.scorer}
         try:
             for part, module in modules.items():
@@ -233,6 +235,7 @@ class Trainer(StepTerms):
             "best_validation": self.best_validation,
             "config": self.config.to_dict(),
             "fingerprint": self.graph.fingerprint,
+            **type_layout(self.graph.manifest),
         }
 
     def resume(self, path: str | Path | None = None) -> None:

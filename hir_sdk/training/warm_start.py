@@ -18,6 +18,7 @@ from hir_sdk.schema.manifest import TimeSplits, iso_time
 from hir_sdk.training.as_of import trained_until
 from hir_sdk.training.checkpoint import load_checkpoint
 from hir_sdk.training.config import load_config
+from hir_sdk.training.type_layout import LAYOUT_KEYS
 
 PARTS = ("student", "teacher", "scorer")
 
@@ -45,4 +46,4 @@ def warm_start_state(init_from: str | Path, splits: TimeSplits, until: int) -> d
             file=run,
         )
     state = load_checkpoint(run / "checkpoints" / "best.pt")
-    return {part: state[part] for part in PARTS}
+    return {key: state[key] for key in (*PARTS, *LAYOUT_KEYS) if key in state}

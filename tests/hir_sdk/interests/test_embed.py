@@ -8,6 +8,7 @@ import shutil
 import numpy as np
 import polars as pl
 import pytest
+import tomllib
 
 from hir_sdk.bom import ROWS_PER_CODEWORD, codebook_size
 from hir_sdk.cli.main import main
@@ -157,5 +158,28 @@ def test_a_folder_that_is_not_a_run(tiny_world, tmp_path, capsys):
 def test_embedder_rejects_a_dataset_with_other_types(tiny_run, write_dataset):
     from hir_sdk.errors import InputError
 
-    with pytest.raises(InputError, match="does not fit the run"):
+    with pytest.raises(InputError, match="node types differ from those the run was trained"):
         Embedder(tiny_run, write_dataset(), "end")
+
+
+@pytest.mark.parametrize("key", ["node_types", "edge_types"])
+def test_embedder_rejects_the_same_types_in_another_order(tiny_run, tiny_world, tmp_path, key):
+    """The encoder's per-type parameters follow the manifest's order: the same data with
+    its types listed in another order would load and apply one type's parameters to
+    another, so it is refused, naming both orders."""
+
+    import tomli_w
+
+    from hir_sdk.errors import InputError
+    from hir_sdk.schema.manifest import MANIFEST_FILE
+
+    data = tmp_path / "data"
+    shutil.copytree(tiny_world, data)
+    manifest = tomllib.loads((data / MANIFEST_FILE).read_text())
+    manifest[key] = manifest[key][::-1]
+    (data / MANIFEST_FILE).write_text(tomli_w.dumps(manifest))
+    what = key.replace("_", " ")
+    with pytest.raises(InputError, match=f"dataset's {what} differ") as caught:
+        Embedder(tiny_run, data, "end")
+    assert "in the run" in str(caught.value)
+    Embedder(tiny_run, tiny_world, "end")  # the data it was trained on
