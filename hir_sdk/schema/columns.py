@@ -41,7 +41,17 @@ def read_table(path: Path) -> pl.DataFrame:
         raise InputError("cannot read parquet as a table", file=path)
     if frame.height == 0:
         raise InputError("table is empty", file=path)
+    if ROW in frame.columns:
+        raise InputError(reserved(ROW), file=path, column=ROW)
     return frame.with_row_index(ROW)
+
+
+def reserved(column: str) -> str:
+    """The message for a column whose name the validator uses for its own."""
+    return (
+        f"the column name {column!r} is reserved (the SDK's own column of that name would "
+        "clash with it): rename or drop the column"
+    )
 
 
 def render_rows(frame: pl.DataFrame, columns: list[str]) -> list[str]:

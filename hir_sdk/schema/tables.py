@@ -31,6 +31,7 @@ from hir_sdk.schema.columns import (
     id_kind,
     listed,
     require_columns,
+    reserved,
     type_codes,
 )
 from hir_sdk.schema.manifest import DatasetManifest
@@ -70,6 +71,9 @@ def validate_nodes(frame: pl.DataFrame, manifest: DatasetManifest, file: Path) -
         else pl.Series("created_ts", [None] * frame.height, dtype=pl.Int64)
     )
     features = [c for c in frame.columns if c not in (ROW, *NODE_COLUMNS, "created_ts")]
+    for column in features:
+        if column in _NODE_OUTPUT:  # "index", "type_code": a pandas index, say
+            raise InputError(reserved(column), file=file, column=column)
     feature_series = [as_number(frame, c, file, nullable=True).alias(c) for c in features]
     out = pl.DataFrame(
         [
@@ -256,6 +260,8 @@ def _vector_columns(frame: pl.DataFrame, file: Path) -> list[str]:
     for column in frame.columns:
         if column in (ROW, *CONTENT_COLUMNS):
             continue
+        if column == "index":
+            raise InputError(reserved(column), file=file, column=column)
         dtype = frame[column].dtype
         inner = getattr(dtype, "inner", None)
         if not isinstance(dtype, (pl.List, pl.Array)) or inner is None or not inner.is_numeric():

@@ -208,6 +208,23 @@ CASES = {
         },
         ["content.parquet", "column 'image'", "null or non-finite", "node_id=30"],
     ),
+    # were tracebacks (polars DuplicateError): the validator's own column names
+    "a pandas index column in nodes": (
+        {"nodes": NODES.with_columns(pl.Series("index", range(5)))},
+        ["nodes.parquet", "column 'index'", "is reserved", "rename or drop"],
+    ),
+    "a type_code column in nodes": (
+        {"nodes": NODES.with_columns(pl.Series("type_code", range(5)))},
+        ["nodes.parquet", "column 'type_code'", "is reserved"],
+    ),
+    "a __row column in edges": (
+        {"edges": EDGES.with_columns(pl.Series("__row", range(6)))},
+        ["edges.parquet", "column '__row'", "is reserved"],
+    ),
+    "an index vector column in content": (
+        {"content": CONTENT.with_columns(pl.Series("index", [[0.5, 1.0], [1.0, 0.0]]))},
+        ["content.parquet", "column 'index'", "is reserved"],
+    ),
 }
 
 
