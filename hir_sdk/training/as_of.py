@@ -31,14 +31,30 @@ import numpy as np
 
 from hir_sdk.errors import InputError
 from hir_sdk.graph import TemporalGraph
-from hir_sdk.schema.manifest import TimeSplits
+from hir_sdk.schema.manifest import TimeSplits, iso_time
 
 SPLIT_NAMES = ("start", "validation_start", "test_start", "end")
 SELECTIONS = ("validation", "last")  # how a run picks best.pt (TrainConfig.select)
 
 
-def parse_as_of(value: str | int, splits: object, *, what: str = "--as-of") -> int:
-    """Seconds since the epoch (see the module docstring for the accepted forms)."""
+def parse_as_of(
+    value: str | int, splits: TimeSplits, *, what: str = "--as-of", inside: bool = True
+) -> int:
+    """Seconds since the epoch (see the module docstring for the accepted forms).
+    `inside`: an `InputError` unless the time falls in the dataset's `[start, end]` (an
+    embedding before the start has no edge to read; a larger number is most often
+    milliseconds)."""
+    at = _parse(value, splits, what)
+    if inside and not splits.start <= at <= splits.end:
+        hint = "; times are seconds, not milliseconds" if at > splits.end * 100 else ""
+        raise InputError(
+            f"{what} {value!r} ({at} seconds) is outside the dataset's time range "
+            f"[{iso_time(splits.start)}, {iso_time(splits.end)}]{hint}"
+        )
+    return at
+
+
+def _parse(value: str | int, splits: TimeSplits, what: str) -> int:
     if isinstance(value, (int, np.integer)):
         return int(value)
     text = str(value).strip()
@@ -66,7 +82,7 @@ def trained_until(train_until: str, splits: TimeSplits, select: str = "validatio
     any time before the dataset's end."""
     if not train_until:
         return splits.validation_start
-    until = parse_as_of(train_until, splits, what="train_until")
+    until = parse_as_of(train_until, splits, what="train_until", inside=False)
     if select == "last":
         if not splits.start < until < splits.end - 1:
             raise InputError(

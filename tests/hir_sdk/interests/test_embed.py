@@ -115,21 +115,31 @@ def test_a_later_as_of_sees_more(snapshot, tiny_run, tiny_world):
 
 
 def test_parse_as_of():
-    class Splits:
-        start, validation_start, test_start, end = 0, 10, 20, 30
+    from hir_sdk.errors import InputError
+    from hir_sdk.schema.manifest import TimeSplits
 
-    assert parse_as_of("test_start", Splits) == 20
-    assert parse_as_of("1700000000", Splits) == 1_700_000_000
-    assert parse_as_of("2026-01-02", Splits) == 1_767_312_000
-    assert parse_as_of("2026-01-02T00:00:00Z", Splits) == 1_767_312_000
-    assert parse_as_of("2026-01-02T01:00:00+01:00", Splits) == 1_767_312_000
+    splits = TimeSplits(1_700_000_000, 1_750_000_000, 1_767_000_000, 1_800_000_000)
+    assert parse_as_of("test_start", splits) == 1_767_000_000
+    assert parse_as_of("1700000000", splits) == 1_700_000_000
+    assert parse_as_of("2026-01-02", splits) == 1_767_312_000
+    assert parse_as_of("2026-01-02T00:00:00Z", splits) == 1_767_312_000
+    assert parse_as_of("2026-01-02T01:00:00+01:00", splits) == 1_767_312_000
+    assert parse_as_of(1_800_000_000, splits) == 1_800_000_000  # the end itself
+    # outside the data: before its start (nothing to read), milliseconds, overflow
+    for value in ("1000", "-5", 1_699_999_999, "1767312000000", "99999999999999999999"):
+        with pytest.raises(InputError, match="outside the dataset's time range") as caught:
+            parse_as_of(value, splits)
+        milliseconds = "not milliseconds" in str(caught.value)
+        assert milliseconds == (int(value) > 10**12)
+    assert parse_as_of("1000", splits, inside=False) == 1000
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (["--as-of", "yesterday"], "is not a time"),
-        (["--as-of", "1000"], "exist before as_of"),
+        (["--as-of", "1000"], "outside the dataset's time range"),
+        (["--as-of", "1770249600000"], "not milliseconds"),
         (["--types", "spaceship", "--as-of", "test_start"], "unknown node type"),
     ],
 )
