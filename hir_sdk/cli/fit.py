@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hir_sdk.cli.bounded_int import at_least
+from hir_sdk.errors import InputError
 
 if TYPE_CHECKING:
     from hir_sdk.training import Trainer
@@ -65,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
     import torch
 
     from hir_sdk.io import check_new, check_ours
+    from hir_sdk.io.output_folder import marker_kind
     from hir_sdk.training import TrainConfig, Trainer, load_config
     from hir_sdk.training.distributed import init_from_env
 
@@ -86,7 +88,10 @@ def run(args: argparse.Namespace) -> int:
     inputs = [args.data, config.init_from or None]
     if args.resume:
         check_ours(args.out, kind="run", inputs=inputs)
+        _check_resumable(Path(args.out))
     else:
+        if marker_kind(args.out) == "run":
+            _check_resumable(Path(args.out))  # else check_new says to pass --resume
         check_new(args.out, kind="run", inputs=inputs)
     distributed = init_from_env()
     try:
@@ -160,3 +165,16 @@ def objectives_note(trainer: Trainer) -> str:
         f"says what users engage with from {CONTENT_AGREES}); trained with {chosen}; see "
         "docs/real-data.md"
     )
+
+
+def _check_resumable(run: Path) -> None:
+    """An `InputError` for a run folder that holds no checkpoint (interrupted before its
+    first): `--resume` has nothing to continue and a new run may not start over it, so
+    the message says what to do instead of pointing from one to the other."""
+    if not (run / "checkpoints" / "last.pt").is_file():
+        raise InputError(
+            "this training run stopped before its first checkpoint (no "
+            "checkpoints/last.pt), so there is nothing to resume: remove the folder and "
+            "start again, or choose another path",
+            file=run,
+        )

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -205,6 +206,7 @@ def check_free(
     final = Path(final)
     marker_text(kind)  # a programming mistake, not the user's: ValueError
     check_not_input(final, inputs)
+    check_creatable(final)
     if not _existing(final):
         return
     _check_kind(final, kind)
@@ -242,6 +244,30 @@ def check_only_ours(folder: Path, *, shown: Path | None = None) -> None:
         )
 
 
+def check_creatable(final: Path) -> None:
+    """An `InputError` when the output `final` could not be written: the folder it is
+    created in (and its temporary beside it), or the nearest of its parents that exists,
+    is not a folder or may not be written by this process (permissions, a read-only
+    file system). Checked before the work, so that it does not fail at the end."""
+    existing = final.parent
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise InputError(
+            f"the output cannot be created: {existing} is a file, not a folder; choose "
+            "another path",
+            file=final,
+        )
+    try:  # permissions alone do not say it (root, a read-only or virtual file system)
+        os.rmdir(tempfile.mkdtemp(prefix=".hir-probe-", dir=existing))
+    except OSError as err:
+        raise InputError(
+            f"the output cannot be created: this process may not write in {existing} "
+            f"({err.strerror or err}); choose another path",
+            file=final,
+        ) from None
+
+
 def check_ours(final: str | Path, *, kind: str, inputs: Inputs = ()) -> None:
     """An `InputError` unless `final` is a folder of `kind` that hir-sdk wrote (and no
     input's): the folder a resumed run continues in."""
@@ -263,6 +289,7 @@ def check_new(final: str | Path, *, kind: str, inputs: Inputs = ()) -> None:
     final = Path(final)
     marker_text(kind)
     check_not_input(final, inputs)
+    check_creatable(final)
     if not _existing(final):
         return
     found = marker_kind(final)

@@ -234,3 +234,51 @@ def test_every_overwrite_flag_states_the_rule():
     assert set(helps) == {f"hir {name}" for name in writers}
     for prog, text in helps.items():
         assert "never your files" in text, prog
+
+
+@pytest.mark.parametrize("command", ["graph", "fit"])
+def test_an_output_that_cannot_be_created_is_refused_before_the_work(
+    command, data, tmp_path, monkeypatch, capsys
+):
+    """An `--out` below a file, or in a folder this process may not write (a read-only
+    file system; permissions do not stop root), fails in a second with exit code 2, not
+    with a traceback after the work."""
+    import tempfile
+
+    _no_work(
+        monkeypatch, "hir_sdk.graph.build_graph_from_dir", "hir_sdk.training.trainer.load_dataset"
+    )
+    blocker = tmp_path / "results"
+    blocker.write_text("a file where a folder was meant")
+    argv = {
+        "graph": ["graph", "build", "--data", str(data), "--out"],
+        "fit": ["fit", "--data", str(data), "--out"],
+    }[command]
+    assert main([*argv, str(blocker / "out")]) == 2
+    assert f"{blocker} is a file, not a folder" in capsys.readouterr().err
+    assert blocker.read_text() == "a file where a folder was meant"
+
+    def read_only(*args, **kwargs):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(tempfile, "mkdtemp", read_only)
+    assert main([*argv, str(tmp_path / "new" / "out")]) == 2
+    err = capsys.readouterr().err
+    assert f"may not write in {tmp_path} (Operation not permitted)" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "results"]
+
+
+def test_a_run_stopped_before_its_first_checkpoint_says_what_to_do(data, tmp_path, capsys):
+    """A `hir fit` interrupted before its first checkpoint leaves a run folder without
+    one: the same command and `--resume` each say to remove it, instead of pointing to
+    each other."""
+    from hir_sdk.io.output_folder import claim_dir
+
+    run = tmp_path / "run"
+    claim_dir(run, kind="run")  # what the interrupted fit left: marker, no checkpoints/
+    (run / "config.toml").write_text("")
+    for extra in ([], ["--resume"]):
+        assert main(["fit", "--data", str(data), "--out", str(run), *extra]) == 2
+        err = capsys.readouterr().err
+        assert "stopped before its first checkpoint" in err and "remove the folder" in err
+    assert sorted(p.name for p in run.iterdir()) == [".hir-output.json", "config.toml"]
