@@ -75,8 +75,8 @@ def _since(t: np.ndarray, last: np.ndarray) -> np.ndarray:
 def _attribute_columns(graph: TemporalGraph) -> list[tuple[str, str, int]]:
     """(feature name, "user" or "ad", attribute index) of each node attribute that some
     node of the exposures' source (user) or destination (ad) types has a value of."""
-    exposures = graph.manifest.edge_types_with_role("exposure")
-    sides = {"user": {s.src for s in exposures}, "ad": {s.dst for s in exposures}}
+    viewers, candidates = graph.manifest.exposed_types
+    sides = {"user": viewers, "ad": candidates}
     kind = graph.node_type_of(np.arange(graph.num_nodes))
     out = []
     for side, types in sides.items():

@@ -74,7 +74,6 @@ from hir_sdk.training.as_of import trained_until
 from hir_sdk.training.config import load_config
 from hir_sdk.training.embedder import Embedder
 
-DEFAULT_TYPES = ("user", "ad")
 # arrival snapshots per full snapshot: daily for four months, evenly spread beyond
 MAX_ARRIVALS = 120
 # the age up to which an arrival snapshot embeds an ad again
@@ -139,7 +138,7 @@ def build_hir_lookup(
     graph: TemporalGraph,
     *,
     times: Sequence[int] | None = None,
-    node_types: Sequence[str] = DEFAULT_TYPES,
+    node_types: Sequence[str] | None = None,
     codebooks: int = 8,
     codewords: int = 256,
     seed: int = 0,
@@ -147,7 +146,7 @@ def build_hir_lookup(
     max_arrivals: int | None = MAX_ARRIVALS,
     arrival_max_age: int | None = ARRIVAL_MAX_AGE,
     arrival_fresh_age: int | None = ARRIVAL_FRESH_AGE,
-    arrival_types: Sequence[str] = ("ad",),
+    arrival_types: Sequence[str] | None = None,
     creation_latency: int | None = 60,
     refresh: Refresh | str = DEFAULT_REFRESH,
     log: Callable[[str], None] | None = None,
@@ -158,7 +157,12 @@ def build_hir_lookup(
     the span holds more; each the ones at most `arrival_max_age` seconds old, and those
     older than `arrival_fresh_age` only where their age doubles; None: at every one)
     and, each once, `creation_latency` seconds after its creation (a creation snapshot;
-    None turns them off), and index the snapshots."""
+    None turns them off), and index the snapshots. `node_types` default to both ends of
+    the exposure edge types (users and what they are shown), `arrival_types` to the
+    exposed end (`DatasetManifest.exposed_types`)."""
+    viewers, candidates = graph.manifest.exposed_types
+    node_types = [*viewers, *candidates] if node_types is None else list(node_types)
+    arrival_types = candidates if arrival_types is None else arrival_types
     missing = [t for t in node_types if t not in graph.node_types]
     if missing:
         raise InputError(f"node types {missing} are not in the dataset {list(graph.node_types)}")

@@ -215,6 +215,19 @@ class DatasetManifest:
         return tuple(spec for spec in self.edge_types if spec.role == role)
 
     @property
+    def exposed_types(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """`(viewers, candidates)`: the node types at the source of an exposure edge type
+        (the users) and at its destination (what the rankers rank, "ads"), each in the
+        manifest's order. Nothing downstream relies on the names `user` and `ad`."""
+        exposures = self.edge_types_with_role("exposure")
+        viewers = {spec.src for spec in exposures}
+        candidates = {spec.dst for spec in exposures}
+        return (
+            tuple(t for t in self.node_types if t in viewers),
+            tuple(t for t in self.node_types if t in candidates),
+        )
+
+    @property
     def attribution_window_s(self) -> int:
         return int(round(self.attribution_window_days * DAY))
 

@@ -50,9 +50,34 @@ def test_content_features_follow_the_data(tmp_path):
     assert base_config(str(on), has_content=False).use_content
 
 
+def _rename_types(data: Path, names: dict[str, str]) -> None:
+    """Rename node types in a dataset folder's manifest and tables."""
+    import polars as pl
+    import tomli_w
+
+    from hir_sdk.schema.dataset import EDGES_FILE, NODES_FILE
+    from hir_sdk.schema.manifest import MANIFEST_FILE
+
+    manifest = tomllib.loads((data / MANIFEST_FILE).read_text())
+    manifest["node_types"] = [names.get(t, t) for t in manifest["node_types"]]
+    for spec in manifest["edge_types"]:
+        spec["src"], spec["dst"] = (
+            names.get(spec["src"], spec["src"]),
+            names.get(spec["dst"], spec["dst"]),
+        )
+    (data / MANIFEST_FILE).write_text(tomli_w.dumps(manifest))
+    for file, columns in ((NODES_FILE, ["node_type"]), (EDGES_FILE, ["src_type", "dst_type"])):
+        table = pl.read_parquet(data / file)
+        renamed = [pl.col(c).cast(pl.String).replace(names) for c in columns]
+        table.with_columns(renamed).write_parquet(data / file)
+
+
 def test_run_on_a_dataset_without_content(tiny_world, tmp_path, capsys):
+    """Without content, and with other names for the users and ads (`member`,
+    `creative`): the exposure edges say which types are ranked for which."""
     data, out, config = tmp_path / "data", tmp_path / "job", tmp_path / "encoder.toml"
     shutil.copytree(tiny_world, data, ignore=shutil.ignore_patterns(CONTENT_FILE, TRUTH_DIR))
+    _rename_types(data, {"user": "member", "ad": "creative"})
     config.write_text(SMALL_ENCODER)
     argv = ["run", "--data", str(data), "--out", str(out), "--config", str(config)]
     argv += ["--steps", "3", "--bootstrap", "20"]
@@ -75,7 +100,9 @@ def test_run_on_a_dataset_without_content(tiny_world, tmp_path, capsys):
     # the run as it is now, not in the temporary folder the job wrote into
     assert exported["run"] == str((out / "run_test").resolve())
     assert exported["trained_until"] == t.test_start
-    assert read_embeddings(out / "embeddings").meta["run"] == str((out / "run_test").resolve())
+    embeddings = read_embeddings(out / "embeddings")
+    assert embeddings.meta["run"] == str((out / "run_test").resolve())
+    assert set(embeddings.table["node_type"].cast(str).unique()) == {"member", "creative"}
     assert "| exact k-NN on embeddings |" in printed and "xgboost+hir vs xgboost" in printed
     # the engagement prior's weight, chosen on the validation window and printed
     assert "engagement prior weight" in printed and "chosen on the validation window" in printed
