@@ -248,6 +248,8 @@ def run_ab(
     it exists).
     """
     config = config or ABConfig()
+    if truth is not None and not Path(truth).is_dir():  # a typo would drop the slices silently
+        raise InputError("the planted-truth folder does not exist", file=truth)
     started = time.perf_counter()
     data = Path(data)
     graph = build_graph(load_dataset(data))

@@ -102,6 +102,15 @@ def export_run(
             f"{embedder.model.config.out_dim}-dim ones: embeddings of another run?",
             file=embeddings,
         )
+    made_by = table.meta.get("encoder")  # absent in embeddings of an earlier release
+    if embeddings is not None and made_by is not None and made_by != embedder.encoder_hash:
+        raise InputError(
+            f"these embeddings were made by another encoder (run {table.meta.get('run')}, "
+            f"step {table.meta.get('step')}) than --run's {checkpoint} checkpoint (step "
+            f"{embedder.step}): their quantizer does not belong to it; embed with this run "
+            "(hir embed --run RUN) or leave --embeddings out",
+            file=embeddings,
+        )
     meta: dict[str, object] = {
         "sdk_version": __version__,
         "run": str(Path(recorded_run or run).resolve()),

@@ -15,6 +15,7 @@ import argparse
 
 from hir_sdk.cli.bounded_int import at_least
 from hir_sdk.cli.overwrite_option import add_overwrite_option
+from hir_sdk.errors import InputError
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -62,7 +63,11 @@ def run(args: argparse.Namespace) -> int:
     from hir_sdk.training.distributed import init_from_env, on_rank_zero, world
 
     check_sizes(args.codebooks, args.codewords)  # before the embedding, not after it
-    types = [t.strip() for t in args.types.split(",") if t.strip()] if args.types else None
+    types = None
+    if args.types is not None:
+        types = list(dict.fromkeys(t.strip() for t in args.types.split(",") if t.strip()))
+        if not types:
+            raise InputError(f"--types {args.types!r} names no node type")
     distributed = init_from_env()  # every rank has checked --out before joining
     rank, ranks = world()
     try:

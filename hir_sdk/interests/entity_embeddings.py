@@ -213,6 +213,7 @@ def snapshot_of(
             "run": str(Path(run).resolve()),
             "checkpoint": checkpoint,
             "step": embedder.step,
+            "encoder": embedder.encoder_hash,
             "trained_on": embedder.trained_on,
             "trained_until": embedder.trained_until,  # the encoder saw no edge from here on
             "selected_until": embedder.selected_until,  # ...but chose its weights on these

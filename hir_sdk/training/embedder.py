@@ -20,6 +20,7 @@ edge types.
 from __future__ import annotations
 
 import copy
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +33,7 @@ from hir_sdk.sampling.audience import AudienceTerms
 from hir_sdk.sampling.loader import BatchBuilder
 from hir_sdk.schema import load_dataset
 from hir_sdk.training.as_of import parse_as_of, run_selected_until, trained_until
-from hir_sdk.training.checkpoint import load_checkpoint
+from hir_sdk.training.checkpoint import load_checkpoint, state_hash
 from hir_sdk.training.config import load_config
 from hir_sdk.training.embed_nodes import embed_nodes
 from hir_sdk.training.encoder_setup import (
@@ -105,6 +106,12 @@ class Embedder:
         # every rank of a torchrun group embeds its share of each call (embed_nodes)
         self.across_ranks = across_ranks
 
+    @functools.cached_property
+    def encoder_hash(self) -> str:
+        """A digest of the encoder's weights (bit for bit), which an embeddings folder
+        records so that its quantizer is never paired with another encoder."""
+        return state_hash(self.model.state_dict())[:16]
+
     def at(self, as_of: str | int) -> Embedder:
         """The same run and dataset as of another time: shares the graph and the model,
         rebuilds only what depends on the time (pooled world knowledge, audience rows,
@@ -136,10 +143,10 @@ class Embedder:
     def entities(
         self, node_types: list[str] | None = None, *, before: int | None = None
     ) -> np.ndarray:
-        """Global indices of the nodes of `node_types` (default: all) created before as_of
-        (or before `before`)."""
+        """Global indices of the nodes of `node_types` (default: all; a type named twice
+        counts once) created before as_of (or before `before`)."""
         g = self.graph
-        types = list(g.node_types) if node_types is None else node_types
+        types = list(g.node_types) if node_types is None else list(dict.fromkeys(node_types))
         nodes = [
             np.arange(g.type_offsets[c], g.type_offsets[c + 1])
             for c in (g.type_code(t) for t in types)

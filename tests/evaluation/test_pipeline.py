@@ -132,3 +132,12 @@ def test_a_stacked_arm_that_cannot_split_its_training_window_fails_before_traini
         check_windows(graph, stacked)
     check_windows(graph, ABConfig(control="xgboost", treatment="xgboost+multistage"))
     check_windows(graph, ABConfig(control="xgboost", treatment="xgboost+hir", stack_share=1e-9))
+
+
+def test_cli_ab_with_a_truth_folder_that_does_not_exist_exits_2(tiny_world, tmp_path, capsys):
+    """A mistyped --truth used to drop the per-interest slices without a word."""
+    out, typo = tmp_path / "ab", tmp_path / "truht"
+    argv = ["ab", "--data", str(tiny_world), "--out", str(out), "--truth", str(typo)]
+    assert main(argv) == 2
+    assert f"{typo}: the planted-truth folder does not exist" in capsys.readouterr().err
+    assert not out.exists()

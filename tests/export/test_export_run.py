@@ -247,3 +247,25 @@ def test_a_quantizer_of_another_width_is_refused(
     with pytest.raises(InputError, match="encodes 8-dim vectors, the encoder makes 16-dim"):
         export_run(export_run_dir, tiny_world, tmp_path / "onnx", embeddings=folder)
     assert not (tmp_path / "onnx").exists()
+
+
+def test_embeddings_of_another_encoder_are_refused(
+    tiny_world,
+    export_run_dir,
+    tmp_path,  # noqa: F811
+):
+    """A quantizer fitted on another encoder's embeddings of the same width would export
+    without complaint (each graph matches torch) and serve meaningless tokens."""
+    from hir_sdk.training import Trainer, load_config
+
+    config = load_config(export_run_dir / "config.toml")
+    other = tmp_path / "other_run"
+    Trainer(tiny_world, other, dataclasses.replace(config, seed=config.seed + 1)).fit(
+        max_steps=1, progress=False
+    )
+    folder = write_embeddings(embed_entities(other, tiny_world, "test_start"), tmp_path / "emb")
+    with pytest.raises(InputError, match="made by another encoder") as caught:
+        export_run(export_run_dir, tiny_world, tmp_path / "onnx", embeddings=folder)
+    assert str(other.resolve()) in str(caught.value) and not (tmp_path / "onnx").exists()
+    own = embed_entities(export_run_dir, tiny_world, "test_start")
+    assert own.meta["encoder"] == Embedder(export_run_dir, tiny_world, "test_start").encoder_hash

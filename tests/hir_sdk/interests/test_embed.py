@@ -141,6 +141,7 @@ def test_parse_as_of():
         (["--as-of", "1000"], "outside the dataset's time range"),
         (["--as-of", "1770249600000"], "not milliseconds"),
         (["--types", "spaceship", "--as-of", "test_start"], "unknown node type"),
+        (["--types", ",", "--as-of", "test_start"], "names no node type"),
     ],
 )
 def test_bad_input_exits_2_and_writes_nothing(
@@ -193,3 +194,10 @@ def test_embedder_rejects_the_same_types_in_another_order(tiny_run, tiny_world, 
         Embedder(tiny_run, data, "end")
     assert "in the run" in str(caught.value)
     Embedder(tiny_run, tiny_world, "end")  # the data it was trained on
+
+
+def test_a_type_named_twice_is_embedded_once(tiny_run, tiny_world):
+    embedder = Embedder(tiny_run, tiny_world, "test_start")
+    once = embedder.entities(["ad", "user"])
+    assert np.array_equal(embedder.entities(["ad", "user", "ad"]), once)
+    assert len(np.unique(once)) == len(once)
