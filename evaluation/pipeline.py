@@ -182,9 +182,20 @@ def _check(
                 f"exposures; {MOVE_WINDOWS}"
             )
     if sum(ex.positives for ex in examples.values()) == 0:
+        owner = graph.manifest.owner_type
+        rule = (
+            f"a conversion counts for an exposure when the same user converts on the "
+            f"exposed node's owner (funnel.owner_type = {owner!r}, reached through "
+            "structural edges: check that they join each ad to its owner)"
+            if owner is not None
+            else "a conversion counts for an exposure when the same user converts on the "
+            "exposed node itself (no funnel.owner_type)"
+        )
+        conversions = int(np.isin(graph.etype, graph.role_codes("conversion")).sum())
         raise InputError(
-            "no conversions follow any exposure within the attribution window; "
-            "the dataset has nothing to evaluate"
+            f"no conversions follow any exposure within the attribution window, though the "
+            f"log holds {conversions:,} conversion edges; {rule}. The dataset has nothing "
+            "to evaluate"
         )
     role = {
         "train": "the rankers are fitted on it",

@@ -141,3 +141,28 @@ def test_cli_ab_with_a_truth_folder_that_does_not_exist_exits_2(tiny_world, tmp_
     assert main(argv) == 2
     assert f"{typo}: the planted-truth folder does not exist" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_conversions_that_never_reach_an_exposed_ads_owner_are_explained(
+    tiny_world, tmp_path, capsys
+):
+    """Without the structural edges that join ads to their advertisers no conversion is
+    attributed: the message says how many there are and which rule ties them back."""
+    import shutil
+
+    from hir_sdk.schema.dataset import EDGES_FILE
+    from hir_sdk.schema.manifest import load_manifest
+
+    data = tmp_path / "data"
+    shutil.copytree(tiny_world, data)
+    manifest = load_manifest(data / "manifest.toml")
+    structural = [e.rel for e in manifest.edge_types_with_role("structural")]
+    edges = pl.read_parquet(data / EDGES_FILE)
+    edges.filter(~pl.col("edge_type").is_in(structural)).write_parquet(data / EDGES_FILE)
+    conversions = edges.filter(
+        pl.col("edge_type").is_in([e.rel for e in manifest.edge_types_with_role("conversion")])
+    ).height
+    assert main(["ab", "--data", str(data), "--out", str(tmp_path / "ab")]) == 2
+    err = capsys.readouterr().err
+    assert f"the log holds {conversions:,} conversion edges" in err and conversions > 0
+    assert "funnel.owner_type = 'advertiser'" in err
