@@ -212,8 +212,8 @@ def _check(
                 f"{ex.attribution_window_s / DAY:g} days of one, and {role[window]}; "
                 f"{MOVE_WINDOWS}, or lengthen funnel.attribution_window_days"
             )
-    for role in (config.control, config.treatment):
-        arm = make_ranker(role, config)
+    for name in (config.control, config.treatment):
+        arm = make_ranker(name, config)
         if isinstance(arm, StackedArm):
             stack_split(examples["train"].frame["ts"].to_numpy(), arm.share, arm.name)
 

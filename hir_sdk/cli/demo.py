@@ -28,8 +28,8 @@ Stages 2-7 are `hir run` on the data folder it writes. It ends with the A/B tabl
 where the HTML report is. Everything is written into `--out`, which must be absent or
 empty; `--overwrite` replaces an earlier demo output holding only what hir-sdk wrote
 (never another folder, never your files). `--steps` and `--config` (whose keys replace
-the preset's) change the preset. The multi-stage
-sequence ranker is left to `hir ab --treatment multistage`, which trains longer.
+the preset's) change the preset. The multi-stage sequence ranker is left to `hir ab
+--treatment multistage`, which trains longer.
 """
 
 from __future__ import annotations

@@ -46,4 +46,5 @@ def warm_start_state(init_from: str | Path, splits: TimeSplits, until: int) -> d
             file=run,
         )
     state = load_checkpoint(run / "checkpoints" / "best.pt")
-    return {key: state[key] for key in (*PARTS, *LAYOUT_KEYS) if key in state}
+    layout = {key: state[key] for key in LAYOUT_KEYS if key in state}  # absent: older runs
+    return {part: state[part] for part in PARTS} | layout
