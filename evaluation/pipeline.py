@@ -192,6 +192,11 @@ def _check(
             "exposed node itself (no funnel.owner_type)"
         )
         conversions = int(np.isin(graph.etype, graph.role_codes("conversion")).sum())
+        if conversions == 0:
+            raise InputError(
+                "the log holds no conversion edges (of a type with role conversion); "
+                "the dataset has nothing to evaluate"
+            )
         raise InputError(
             f"no conversions follow any exposure within the attribution window, though the "
             f"log holds {conversions:,} conversion edges; {rule}. The dataset has nothing "
@@ -260,7 +265,8 @@ def run_ab(
     """
     config = config or ABConfig()
     if truth is not None and not Path(truth).is_dir():  # a typo would drop the slices silently
-        raise InputError("the planted-truth folder does not exist", file=truth)
+        what = "is not a folder" if Path(truth).exists() else "does not exist"
+        raise InputError(f"the planted-truth folder {what}", file=truth)
     started = time.perf_counter()
     data = Path(data)
     graph = build_graph(load_dataset(data))

@@ -298,8 +298,8 @@ def stack_split(ts: np.ndarray, share: float, name: str) -> int:
         raise InputError(
             f"{name}: the oldest {share:g} of the {len(ts):,} training examples leaves "
             "none on one side of the split the multi-stage ranker fits on (too few "
-            "examples, or all at one time); choose another treatment or give the "
-            "training window more exposures"
+            "examples, or all at one time); choose another model or give the training "
+            "window more exposures"
         )
     return split
 

@@ -161,6 +161,12 @@ def build_hir_lookup(
     the exposure edge types (users and what they are shown), `arrival_types` to the
     exposed end (`DatasetManifest.exposed_types`)."""
     viewers, candidates = graph.manifest.exposed_types
+    if node_types is None and not candidates:
+        raise InputError(
+            "the dataset declares no exposure edge type, so nothing says which node types "
+            'are the users and which are ranked; declare one (role = "exposure")',
+            file=graph.manifest.name,
+        )
     node_types = [*viewers, *candidates] if node_types is None else list(node_types)
     arrival_types = candidates if arrival_types is None else arrival_types
     missing = [t for t in node_types if t not in graph.node_types]

@@ -41,7 +41,7 @@ class RetrieveAndRank:
         ranker: MultiStageRanker,
         features: AsOfFeatures,
         *,
-        ad_type: str = "ad",
+        ad_type: str | None = None,
         candidates: int = 200,
         probes: int = DEFAULT_PROBES,
     ) -> None:
@@ -52,6 +52,14 @@ class RetrieveAndRank:
         self.num_candidates = candidates
         self.probes = probes
         graph = ranker.graph
+        if ad_type is None:  # what the exposure edges show users
+            candidates = graph.manifest.exposed_types[1]
+            if len(candidates) != 1:
+                raise ValueError(
+                    f"the exposures show {len(candidates)} node types {list(candidates)}: "
+                    "name the one to retrieve (ad_type)"
+                )
+            ad_type = candidates[0]
         code = graph.type_code(ad_type)
         self._ad_range = (int(graph.type_offsets[code]), int(graph.type_offsets[code + 1]))
         self._indexes: dict[int, InvertedIndex] = {}

@@ -59,6 +59,7 @@ class _PeerEncoder:
     step: int = 0
     trained_until: int = 0
     selected_until: int = 0
+    encoder_hash: str = ""  # no encoder: the peer's own vectors
 
 
 def _unit(x: np.ndarray) -> np.ndarray:

@@ -43,6 +43,8 @@ Inputs = Iterable[str | Path | None]
 # so they do not stop a replacement
 OS_METADATA = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})
 # hir-sdk's own temporaries (`hir_sdk.io.atomic`): `.NAME.tmp-HOSTTAG-PID-...`, `.NAME.old-...`
+# the empty folder check_creatable makes and removes at once to learn it may write there
+PROBE_PREFIX = ".hir-probe-"
 _TEMPORARY = re.compile(r"\..+\.(tmp|old)-[0-9a-f]{8}-\d+-")
 
 
@@ -119,9 +121,9 @@ def not_written(folder: str | Path) -> list[str] | None:
     carries a file list of its own (an output nested in this one, such as a job's
     `onnx/`, possibly replaced since), that folder's list decides. An output saved into
     this one later, at a path it never listed, counts as added like any other file.
-    hir-sdk's own temporaries (`.NAME.tmp-*`, `.NAME.old-*` of a write that was killed)
-    and operating-system metadata count as written. Each added tree is named by its
-    top-most path."""
+    hir-sdk's own temporaries (`.NAME.tmp-*`, `.NAME.old-*` of a write that was killed,
+    `.hir-probe-*` of `check_creatable`) and operating-system metadata count as written.
+    Each added tree is named by its top-most path."""
     listed = _listed(folder)
     return None if listed is None else _unlisted(Path(folder), listed, "")
 
@@ -130,7 +132,8 @@ def _unlisted(root: Path, listed: set[str], prefix: str) -> list[str]:
     added = []
     for child in sorted(root.iterdir(), key=lambda c: c.name):
         name = child.name
-        if name == MARKER_FILE or name in OS_METADATA or _TEMPORARY.match(name):
+        ours = _TEMPORARY.match(name) or name.startswith(PROBE_PREFIX)
+        if name == MARKER_FILE or name in OS_METADATA or ours:
             continue
         if name not in listed:  # never written by this output (an output or not)
             added.append(prefix + name)
@@ -244,12 +247,14 @@ def check_only_ours(folder: Path, *, shown: Path | None = None) -> None:
         )
 
 
-def check_creatable(final: Path) -> None:
+def check_creatable(final: Path, *, in_place: bool = False) -> None:
     """An `InputError` when the output `final` could not be written: the folder it is
     created in (and its temporary beside it), or the nearest of its parents that exists,
     is not a folder or may not be written by this process (permissions, a read-only
-    file system). Checked before the work, so that it does not fail at the end."""
-    existing = final.parent
+    file system). `in_place`: an output that grows inside `final` (a training run), so
+    an existing `final` is the folder to write in. Checked before the work, so that it
+    does not fail at the end."""
+    existing = final if in_place and final.is_dir() else final.parent
     while not existing.exists() and existing.parent != existing:
         existing = existing.parent
     if not existing.is_dir():
@@ -259,7 +264,7 @@ def check_creatable(final: Path) -> None:
             file=final,
         )
     try:  # permissions alone do not say it (root, a read-only or virtual file system)
-        os.rmdir(tempfile.mkdtemp(prefix=".hir-probe-", dir=existing))
+        os.rmdir(tempfile.mkdtemp(prefix=PROBE_PREFIX, dir=existing))
     except OSError as err:
         raise InputError(
             f"the output cannot be created: this process may not write in {existing} "
@@ -289,7 +294,7 @@ def check_new(final: str | Path, *, kind: str, inputs: Inputs = ()) -> None:
     final = Path(final)
     marker_text(kind)
     check_not_input(final, inputs)
-    check_creatable(final)
+    check_creatable(final, in_place=True)
     if not _existing(final):
         return
     found = marker_kind(final)

@@ -38,7 +38,7 @@ SELECTIONS = ("validation", "last")  # how a run picks best.pt (TrainConfig.sele
 
 
 def parse_as_of(
-    value: str | int, splits: TimeSplits, *, what: str = "--as-of", inside: bool = True
+    value: str | int, splits: TimeSplits, *, what: str = "as_of", inside: bool = True
 ) -> int:
     """Seconds since the epoch (see the module docstring for the accepted forms).
     `inside`: an `InputError` unless the time falls in the dataset's `[start, end]` (an

@@ -141,6 +141,9 @@ def test_cli_ab_with_a_truth_folder_that_does_not_exist_exits_2(tiny_world, tmp_
     assert main(argv) == 2
     assert f"{typo}: the planted-truth folder does not exist" in capsys.readouterr().err
     assert not out.exists()
+    typo.write_text("a file")
+    assert main(argv) == 2
+    assert f"{typo}: the planted-truth folder is not a folder" in capsys.readouterr().err
 
 
 def test_conversions_that_never_reach_an_exposed_ads_owner_are_explained(
@@ -166,3 +169,9 @@ def test_conversions_that_never_reach_an_exposed_ads_owner_are_explained(
     err = capsys.readouterr().err
     assert f"the log holds {conversions:,} conversion edges" in err and conversions > 0
     assert "funnel.owner_type = 'advertiser'" in err
+    # no conversion edge at all: said so, without the owner advice
+    kinds = [e.rel for e in manifest.edge_types_with_role("conversion")]
+    edges.filter(~pl.col("edge_type").is_in(kinds)).write_parquet(data / EDGES_FILE)
+    assert main(["ab", "--data", str(data), "--out", str(tmp_path / "ab")]) == 2
+    err = capsys.readouterr().err
+    assert "the log holds no conversion edges" in err and "owner_type" not in err

@@ -377,3 +377,33 @@ def test_checkpoints_are_flushed_before_the_rename(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "link", lambda *args: (_ for _ in ()).throw(OSError("no links")))
     copy_checkpoint(tmp_path / "last.pt", tmp_path / "best.pt")  # the byte-copy path
     assert Path(flushed[0]).name.startswith(".best.pt.tmp-") and flushed[1:] == [str(tmp_path)]
+
+
+def test_the_write_probe_lands_where_the_output_is_written(tmp_path, monkeypatch):
+    """An output published beside its temporary is probed in its parent; a run that
+    grows inside an existing empty folder is probed in that folder (its parent may be
+    read-only, as a mounted volume's is). A probe a killed process left is ours."""
+    import tempfile
+
+    from hir_sdk.io.output_folder import PROBE_PREFIX, check_free, check_new
+
+    probed = []
+    real = tempfile.mkdtemp
+
+    def record(*args, **kwargs):
+        probed.append(Path(kwargs["dir"]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tempfile, "mkdtemp", record)
+    mounted = tmp_path / "mounted"
+    mounted.mkdir()
+    check_new(mounted, kind="run")
+    check_free(tmp_path / "report", kind="report")
+    check_new(tmp_path / "absent" / "run", kind="run")
+    assert probed == [mounted, tmp_path, tmp_path]
+    assert list(mounted.iterdir()) == [] and _names(tmp_path) == ["mounted"]
+    out = tmp_path / "out"
+    with atomic_output_dir(out, kind="report") as tmp:
+        (tmp / "report.md").write_text("ours")
+    (out / f"{PROBE_PREFIX}x1y2").mkdir()
+    assert not_written(out) == []

@@ -155,3 +155,29 @@ def test_rows_are_found_as_the_dense_row_map_found_them(snapshot, tiny_graph):
     for field in ("z", "clusters", "tokens", "found"):
         np.testing.assert_array_equal(getattr(got, field), getattr(want, field))
     assert got.found.sum() > 100
+
+
+def test_snapshots_need_an_exposure_edge_type_to_know_who_is_ranked(write_dataset):
+    """The users and the ranked types come from the exposure edges, not from type names:
+    a dataset without any is refused with that reason, before any encoder is read."""
+    import dataclasses
+
+    from hir_sdk.errors import InputError
+    from hir_sdk.graph import build_graph_from_dir
+    from hir_sdk.ranking.hir_snapshots import build_hir_lookup
+    from tests.conftest import mini_manifest
+
+    manifest = mini_manifest()
+    no_exposures = dataclasses.replace(
+        manifest,
+        edge_types=tuple(
+            dataclasses.replace(e, role="click") if e.role == "exposure" else e
+            for e in manifest.edge_types
+        ),
+    )
+    assert no_exposures.exposed_types == ((), ())
+    assert manifest.exposed_types == (("user",), ("ad",))
+    data = write_dataset(no_exposures.to_toml())
+    graph = build_graph_from_dir(data)
+    with pytest.raises(InputError, match="declares no exposure edge type"):
+        build_hir_lookup("no_such_run", data, graph)

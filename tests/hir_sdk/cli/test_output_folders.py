@@ -158,6 +158,8 @@ def test_fit_refuses_an_existing_run_without_resume(tiny_world, tmp_path, monkey
     run.mkdir()
     (run / ".hir-output.json").write_text('{"written_by": "hir-sdk", "kind": "run"}\n')
     (run / "metrics.jsonl").write_text('{"step": 1}\n')
+    (run / "checkpoints").mkdir()
+    (run / "checkpoints" / "last.pt").write_bytes(b"a finished run's last checkpoint")
     _no_work(monkeypatch, "hir_sdk.training.Trainer")
     assert main(["fit", "--data", str(tiny_world), "--out", str(run)]) == 2
     assert "pass --resume to continue it" in capsys.readouterr().err
