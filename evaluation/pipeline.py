@@ -191,6 +191,10 @@ def _check(
             else "a conversion counts for an exposure when the same user converts on the "
             "exposed node itself (no funnel.owner_type)"
         )
+        rule += (
+            " strictly after the exposure and within the window (one in the exposure's own "
+            "second does not count: check the timestamps' resolution)"
+        )
         conversions = int(np.isin(graph.etype, graph.role_codes("conversion")).sum())
         if conversions == 0:
             raise InputError(
@@ -217,6 +221,13 @@ def _check(
                 f"{ex.attribution_window_s / DAY:g} days of one, and {role[window]}; "
                 f"{MOVE_WINDOWS}, or lengthen funnel.attribution_window_days"
             )
+    test_users = examples["test"].frame["user"].n_unique()
+    if test_users < 2:  # one user: every resample is the same, a zero-width "interval"
+        raise InputError(
+            f"the test window's labelled exposures come from {test_users} user: the A/B's "
+            "intervals resample users, so it needs at least two (a log with more users, "
+            "or an earlier time.test_start)"
+        )
     for name in (config.control, config.treatment):
         arm = make_ranker(name, config)
         if isinstance(arm, StackedArm):

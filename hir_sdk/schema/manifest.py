@@ -309,10 +309,14 @@ def load_manifest(path: str | Path) -> DatasetManifest:
     """Read and validate a manifest; every problem raises `InputError` naming the file."""
     path = Path(path)
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # a BOM is harmless
     except FileNotFoundError:
         raise InputError("manifest not found (every dataset folder needs one)", file=path) from None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+    except UnicodeDecodeError:
+        raise InputError(
+            "cannot read manifest: it is not UTF-8; save it as UTF-8", file=path
+        ) from None
+    except (OSError, tomllib.TOMLDecodeError) as err:
         raise InputError(f"cannot read manifest: {err}", file=path) from None
     name = _require(raw, "name", str, "", path)
     node_types = _require(raw, "node_types", list, "", path)

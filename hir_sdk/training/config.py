@@ -204,6 +204,11 @@ class EngagementConfig:
     def __post_init__(self) -> None:
         if not self.scale > 0:
             raise ConfigError(f"EngagementConfig: scale must be > 0, got {self.scale}")
+        unknown = sorted(set(self.roles) - set(EDGE_ROLES))
+        if unknown:
+            raise ConfigError(
+                f"EngagementConfig: roles {unknown} are not funnel roles {EDGE_ROLES}"
+            )
 
 
 @dataclass(frozen=True)
@@ -453,9 +458,13 @@ def read_config_table(path: str | Path) -> dict[str, Any]:
     """The TOML table of a config file, as written (keys it leaves out are absent)."""
     path = Path(path)
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8-sig"))  # a BOM is harmless
     except FileNotFoundError:
         raise InputError("config file not found", file=path) from None
+    except UnicodeDecodeError:
+        raise InputError(
+            "cannot read config: it is not UTF-8; save it as UTF-8", file=path
+        ) from None
     except (OSError, tomllib.TOMLDecodeError) as err:
         raise InputError(f"cannot read config: {err}", file=path) from None
 

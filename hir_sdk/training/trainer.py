@@ -39,7 +39,7 @@ from tqdm import tqdm
 
 from hir_sdk import __version__
 from hir_sdk.errors import InputError
-from hir_sdk.graph import build_graph
+from hir_sdk.graph import TemporalGraph, build_graph
 from hir_sdk.graph.creation_order import check_creation_order
 from hir_sdk.graph.owners import OwnersAsOf
 from hir_sdk.io.atomic import atomic_write_text
@@ -90,6 +90,17 @@ class TrainResult:
     run: Path
 
 
+def _check_view_relations(config: TrainConfig, graph: TemporalGraph) -> None:
+    """An `InputError` when a view's `edge_types` names a relation the dataset lacks."""
+    relations = sorted({spec.rel for spec in graph.manifest.edge_types})
+    for name in ("teacher_view", "student_view"):
+        unknown = sorted(set(getattr(config, name).edge_types or ()) - set(relations))
+        if unknown:
+            raise InputError(
+                f"{name}.edge_types {unknown} are not relations of the dataset {relations}"
+            )
+
+
 class Trainer(StepTerms):
     def __init__(
         self,
@@ -114,6 +125,7 @@ class Trainer(StepTerms):
         self.featurizer, self.content_agreement = self.inputs.featurizer, self.inputs.agreement
         self.config = c = self.inputs.config
         self.sampler_config = c.sampler()  # the views, written with the run's config
+        _check_view_relations(c, graph)  # a typo here failed in a loader worker, late
         self.builder = BatchBuilder(graph, self.sampler_config, featurizer=self.featurizer)
         knowledge = self.featurizer.knowledge
         self.similarity = SimilarityTerms.build(graph, knowledge, c, owners=owners)

@@ -175,3 +175,23 @@ def test_conversions_that_never_reach_an_exposed_ads_owner_are_explained(
     assert main(["ab", "--data", str(data), "--out", str(tmp_path / "ab")]) == 2
     err = capsys.readouterr().err
     assert "the log holds no conversion edges" in err and "owner_type" not in err
+
+
+def test_a_test_window_of_one_user_is_refused(tiny_world, tmp_path, capsys):
+    """The intervals resample users: with one, every resample is the same and a
+    zero-width interval was reported as significant."""
+    import shutil
+
+    from hir_sdk.schema.dataset import EDGES_FILE
+    from hir_sdk.schema.manifest import load_manifest
+
+    data = tmp_path / "data"
+    shutil.copytree(tiny_world, data)
+    t = load_manifest(data / "manifest.toml").time
+    edges = pl.read_parquet(data / EDGES_FILE)
+    first = edges.filter((pl.col("src_type") == "user") & (pl.col("ts") >= t.test_start))
+    keep = first["src_id"][0]
+    others = (pl.col("src_type") == "user") & (pl.col("src_id") != keep)
+    edges.filter(~(others & (pl.col("ts") >= t.test_start))).write_parquet(data / EDGES_FILE)
+    assert main(["ab", "--data", str(data), "--out", str(tmp_path / "ab")]) == 2
+    assert "come from 1 user" in capsys.readouterr().err

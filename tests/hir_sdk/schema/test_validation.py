@@ -421,3 +421,15 @@ def test_ids_spanning_the_whole_int64_range_resolve(write_dataset):
     assert ds.nodes["node_id"].to_list()[:2] == [low, high]
     assert ds.edges["src"].to_list() == [4, 4, 0, 0, 1, 0]
     assert ds.edges["dst"].to_list() == [2, 3, 2, 2, 3, 3]
+
+
+def test_a_manifest_in_another_encoding(write_dataset, tmp_path, capsys):
+    """A byte-order mark ("UTF-8 with BOM") is read as if absent; latin-1 is refused by
+    name instead of a TOML parse error at line 1."""
+    data = write_dataset()
+    text = (data / "manifest.toml").read_text()
+    (data / "manifest.toml").write_text(text, encoding="utf-8-sig")
+    assert main(["graph", "build", "--data", str(data), "--out", str(tmp_path / "g")]) == 0
+    (data / "manifest.toml").write_bytes(("# caf\xe9\n" + text).encode("latin-1"))
+    err = _run_build(data, tmp_path, capsys)
+    assert "manifest.toml: cannot read manifest: it is not UTF-8" in err

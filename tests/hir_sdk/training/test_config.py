@@ -96,6 +96,10 @@ BAD_CONFIGS = {
     "infinite learning rate": ("[optim]\nlr = inf", "'optim.lr' must be a finite number"),
     "NaN weight": ("[content]\nweight = nan", "'content.weight' must be a finite number"),
     "init_from a number": ("init_from = 3", "'init_from' must be of type str"),
+    # was accepted, then a traceback after the graph was built
+    "engagement role typo": ('[engagement]\nroles = ["clicks"]', "roles ['clicks'] are not"),
+    # was a bare UnicodeDecodeError
+    "not UTF-8": ("# caf\xe9 in latin-1", "it is not UTF-8"),
 }
 
 
@@ -105,7 +109,7 @@ def test_bad_config_value_is_one_message_and_exit_2(case, tmp_path, capsys):
 
     text, fragment = BAD_CONFIGS[case]
     path = tmp_path / "train.toml"
-    path.write_text(text + "\n")
+    path.write_bytes((text + "\n").encode("latin-1"))
     with pytest.raises(InputError, match=re.escape(fragment)):
         load_config(path)
     args = ["fit", "--data", str(tmp_path / "none"), "--out", str(tmp_path / "run")]
@@ -153,3 +157,13 @@ def test_the_training_sizes_default_to_the_encoders():
         if field.name == "prototypes":
             theirs = theirs.sizes
         assert mine == theirs, field.name
+
+
+def test_a_config_saved_with_a_byte_order_mark_reads_as_without(tmp_path):
+    """Editors on Windows save "UTF-8 with BOM"; the mark is invisible, so it is read."""
+    plain, marked = tmp_path / "plain.toml", tmp_path / "marked.toml"
+    plain.write_text("steps = 7\n[model]\ndim = 48\n", encoding="utf-8")
+    marked.write_text("steps = 7\n[model]\ndim = 48\n", encoding="utf-8-sig")
+    assert marked.read_bytes().startswith(b"\xef\xbb\xbf")
+    assert load_config(marked) == load_config(plain)
+    assert load_config(marked).steps == 7

@@ -220,6 +220,15 @@ def test_seeding_types_must_be_node_types(tiny_world, tmp_path):
         Trainer(tiny_world, tmp_path / "run", config)
 
 
+def test_view_relations_must_be_the_datasets(tiny_world, tmp_path):
+    """A mistyped relation in a view failed inside a loader worker after the run folder
+    was written; it is refused when the trainer is built, before anything is written."""
+    view = replace(CONFIG.teacher_view, edge_types=("impresion",))
+    with pytest.raises(InputError, match=r"teacher_view.edge_types \['impresion'\]"):
+        Trainer(tiny_world, tmp_path / "run", replace(CONFIG, teacher_view=view))
+    assert not (tmp_path / "run").exists()
+
+
 def test_a_run_stopped_early_has_the_checkpoint_embed_reads(tiny_world, tmp_path):
     """`max_steps` between two validations: the run validates where it stops, so best.pt
     exists (it did not, and `hir embed --run` failed with 'checkpoint not found')."""
