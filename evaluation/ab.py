@@ -16,6 +16,7 @@ move, and a typo (`--bootstrap 1000000000`) would run for days.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
@@ -111,6 +112,11 @@ class ABResult:
         pct = 100 * ne.relative
         ci = f"{100 * ne.delta.low / ne.control:+.2f}%, {100 * ne.delta.high / ne.control:+.2f}%"
         level = f"{100 * self.confidence:.0f}% CI"
+        if self.n_bootstrap < min_resamples(self.confidence):
+            return (
+                f"no verdict: NE {pct:+.2f}%, without an interval ({self.n_bootstrap} "
+                f"resamples; a {level} needs at least {min_resamples(self.confidence)})"
+            )
         if ne.delta.high < 0:
             return (
                 f"{self.treatment} beats {self.control}: NE {pct:+.2f}% ({level} [{ci}]), "
@@ -140,6 +146,13 @@ def _user_draws(n_users: int, n_bootstrap: int, seed: int) -> Iterator[np.ndarra
         yield np.bincount(rng.integers(0, n_users, n_users), minlength=n_users)
 
 
+def min_resamples(confidence: float) -> int:
+    """The fewest resamples that give a two-sided `confidence` interval: each tail must
+    hold at least one resample beyond its end (40 at 95%); with fewer the interval is
+    left out (NaN), and so is any claim of significance."""
+    return math.ceil(2 / (1 - confidence) - 1e-9)
+
+
 def _compare(
     names: tuple[str, ...],
     y: np.ndarray,
@@ -161,7 +174,7 @@ def _compare(
                 continue
             samples.append(_value(spec, y, pt, w, users) - _value(spec, y, pc, w, users))
         finite = np.asarray([s for s in samples if np.isfinite(s)])
-        if len(finite):
+        if len(finite) >= min_resamples(1 - alpha):
             low, high = np.quantile(finite, [alpha / 2, 1 - alpha / 2])
         else:
             low = high = float("nan")

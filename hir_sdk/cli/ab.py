@@ -52,7 +52,12 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="with several --run: which encoder's space each HIR snapshot is in (see "
         "docs/evaluation.md, Refreshed encoders)",
     )
-    parser.add_argument("--bootstrap", type=at_least(1), default=200, help="user resamples")
+    parser.add_argument(
+        "--bootstrap",
+        type=at_least(1),
+        default=200,
+        help="user resamples (at least 40 for a 95%% interval; fewer give none)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--truth",

@@ -69,7 +69,12 @@ def add_job_options(
         help="steps of each warm-started refresh run (default a third of --steps; 0: no "
         "refresh, one encoder, its last checkpoint)",
     )
-    parser.add_argument("--bootstrap", type=at_least(1), default=200, help="A/B user resamples")
+    parser.add_argument(
+        "--bootstrap",
+        type=at_least(1),
+        default=200,
+        help="A/B user resamples (at least 40 for a 95%% interval; fewer give none)",
+    )
     parser.add_argument(
         "--treatment",
         choices=TREATMENTS,

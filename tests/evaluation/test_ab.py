@@ -124,3 +124,22 @@ def test_resamples_are_streamed_and_equal_the_table_they_replace():
     assert not isinstance(first, np.ndarray)
     np.testing.assert_array_equal(np.stack(list(first)), table)
     np.testing.assert_array_equal(np.stack(list(second)), table)
+
+
+def test_too_few_resamples_give_no_interval_and_no_verdict():
+    """One resample gave a zero-width interval, away from the estimate, called
+    significant; below `min_resamples` (40 at 95%) there is no interval at all."""
+    from hir_sdk.evaluation.ab import min_resamples
+
+    rng = np.random.default_rng(3)
+    users = np.repeat(np.arange(60), 20)
+    y = (rng.random(len(users)) < 0.3).astype(float)
+    c = np.clip(0.3 + 0.1 * rng.normal(size=len(y)), 0.01, 0.99)
+    t = np.clip(0.5 * c + 0.5 * y, 0.01, 0.99)  # clearly better
+    assert min_resamples(0.95) == 40 and min_resamples(0.9) == 20
+    for n in (1, 39):
+        few = compare(y, c, t, users, n_bootstrap=n)
+        assert np.isnan(few.metric("ne").delta.low) and not few.metric("ne").delta.excludes_zero()
+        assert few.verdict.startswith("no verdict") and "at least 40" in few.verdict
+    enough = compare(y, c, t, users, n_bootstrap=40)
+    assert enough.metric("ne").delta.high < 0 and "significant" in enough.verdict

@@ -179,7 +179,7 @@ def test_fit_window_follows_each_snapshots_encoder(tiny_world, tiny_graph, early
 def test_cli_ab_with_refresh_runs(tiny_world, early_run, refresh_run, tmp_path, capsys):
     out = tmp_path / "ab"
     args = ["ab", "--data", str(tiny_world), "--out", str(out), "--treatment", "xgboost+hir"]
-    args += ["--run", str(early_run), "--run", str(refresh_run), "--bootstrap", "10", "--no-tune"]
+    args += ["--run", str(early_run), "--run", str(refresh_run), "--bootstrap", "40", "--no-tune"]
     assert main(args) == 0
     md = (out / "report.md").read_text()
     assert "each embedded by an encoder trained until its time" in md

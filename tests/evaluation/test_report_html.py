@@ -41,7 +41,7 @@ def report() -> Report:
         control="baseline",
         treatment="candidate",
         slices=slices,
-        n_bootstrap=30,
+        n_bootstrap=40,
         seed=1,
     )
     return Report(
