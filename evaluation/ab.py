@@ -112,10 +112,11 @@ class ABResult:
         pct = 100 * ne.relative
         ci = f"{100 * ne.delta.low / ne.control:+.2f}%, {100 * ne.delta.high / ne.control:+.2f}%"
         level = f"{100 * self.confidence:.0f}% CI"
-        if self.n_bootstrap < min_resamples(self.confidence):
+        if not (math.isfinite(ne.delta.low) and math.isfinite(ne.delta.high)):
             return (
-                f"no verdict: NE {pct:+.2f}%, without an interval ({self.n_bootstrap} "
-                f"resamples; a {level} needs at least {min_resamples(self.confidence)})"
+                f"no verdict: NE {pct:+.2f}%, without an interval (a {level} needs at "
+                f"least {min_resamples(self.confidence)} resamples with a conversion; "
+                f"{self.n_bootstrap} drawn)"
             )
         if ne.delta.high < 0:
             return (
