@@ -230,7 +230,8 @@ def compare(
     results = []
     for name, mask in (slices or {}).items():
         mask = np.asarray(mask, dtype=bool)
-        if mask.sum() == 0 or y[mask].sum() == 0 or y[mask].sum() == mask.sum():
+        one_user = len(np.unique(user_idx[mask])) < 2  # every resample alike: no interval
+        if mask.sum() == 0 or y[mask].sum() == 0 or y[mask].sum() == mask.sum() or one_user:
             results.append(SliceResult(name, int(mask.sum()), int(y[mask].sum()), ()))
             continue
         deltas = _compare(

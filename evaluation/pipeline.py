@@ -483,6 +483,18 @@ def _protocol(
     return out
 
 
+def _finite(value: object) -> object:
+    """`value` with every NaN or infinite float as None (JSON has no NaN: an interval
+    left out for too few resamples is `null` in metrics.json)."""
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    if isinstance(value, (float, np.floating)):
+        return float(value) if np.isfinite(value) else None
+    return value
+
+
 def write_report(
     run: ABRun, out: str | Path, *, overwrite: bool = False, inputs: Inputs = ()
 ) -> Path:
@@ -496,7 +508,8 @@ def write_report(
         ab = run.report.ab
         metrics = {"verdict": ab.verdict, **asdict(ab), "timings_s": run.timings}
         (tmp / "metrics.json").write_text(
-            json.dumps(metrics, indent=2, default=float) + "\n", encoding="utf-8"
+            json.dumps(_finite(metrics), indent=2, default=float, allow_nan=False) + "\n",
+            encoding="utf-8",
         )
         run.predictions.write_parquet(tmp / "predictions.parquet")
         for name, bundle in run.rankers.items():

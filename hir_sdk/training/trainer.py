@@ -91,14 +91,20 @@ class TrainResult:
 
 
 def _check_view_relations(config: TrainConfig, graph: TemporalGraph) -> None:
-    """An `InputError` when a view's `edge_types` names a relation the dataset lacks."""
+    """An `InputError` when a view's `edge_types` names a relation the dataset lacks, or
+    one that several edge types share: resolved as the sampler resolves them."""
     relations = sorted({spec.rel for spec in graph.manifest.edge_types})
     for name in ("teacher_view", "student_view"):
-        unknown = sorted(set(getattr(config, name).edge_types or ()) - set(relations))
-        if unknown:
+        wanted = getattr(config, name).edge_types
+        if not wanted:
+            continue
+        try:
+            graph.edge_type_codes(list(wanted))
+        except InputError as err:
             raise InputError(
-                f"{name}.edge_types {unknown} are not relations of the dataset {relations}"
-            )
+                f"{name}.edge_types {list(wanted)}: {err.problem} (the dataset's "
+                f"relations: {relations})"
+            ) from None
 
 
 class Trainer(StepTerms):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -195,3 +196,46 @@ def test_a_test_window_of_one_user_is_refused(tiny_world, tmp_path, capsys):
     edges.filter(~(others & (pl.col("ts") >= t.test_start))).write_parquet(data / EDGES_FILE)
     assert main(["ab", "--data", str(data), "--out", str(tmp_path / "ab")]) == 2
     assert "come from 1 user" in capsys.readouterr().err
+
+
+def test_metrics_json_is_strict_json_when_intervals_are_missing(run, tmp_path):
+    """Too few resamples leave the intervals out (NaN): metrics.json writes them as
+    null, since JSON has no NaN (strict readers refuse the file otherwise)."""
+    import dataclasses
+
+    from hir_sdk.evaluation.ab import compare
+
+    p = run.predictions
+    few = compare(
+        p["label"].to_numpy(),
+        p["p_xgboost"].to_numpy(),
+        p["p_popularity"].to_numpy(),
+        p["user_id"].to_numpy(),
+        n_bootstrap=10,
+    )
+    report = dataclasses.replace(run.report, ab=few)
+    out = write_report(dataclasses.replace(run, report=report), tmp_path / "report")
+
+    def refuse(constant):
+        raise AssertionError(f"metrics.json holds {constant}")
+
+    metrics = json.loads((out / "metrics.json").read_text(), parse_constant=refuse)
+    ne = next(m for m in metrics["metrics"] if m["metric"] == "ne")
+    assert ne["delta"]["low"] is None and ne["delta"]["estimate"] is not None
+    assert metrics["verdict"].startswith("no verdict")
+
+
+def test_a_slice_of_one_user_gets_no_interval():
+    """Every resample that draws a one-user slice's user gives the same delta: a
+    zero-width interval marked significant, now left out like a slice without
+    conversions."""
+    from hir_sdk.evaluation.ab import compare
+
+    rng = np.random.default_rng(0)
+    users = np.repeat(np.arange(30), 40)
+    y = (rng.random(len(users)) < 0.3).astype(float)
+    c = np.clip(0.3 + 0.1 * rng.normal(size=len(y)), 0.01, 0.99)
+    t = np.clip(0.5 * c + 0.5 * y, 0.01, 0.99)
+    result = compare(y, c, t, users, slices={"one user": users == 0, "two": users < 2})
+    one, two = result.slices
+    assert one.deltas == () and len(two.deltas) > 0
