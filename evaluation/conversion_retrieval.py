@@ -228,8 +228,7 @@ class _WindowQueries:
             )
         nodes = snapshot_nodes(snapshot, graph)
         row_of = snapshot_rows(snapshot, graph)
-        candidates = graph.manifest.exposed_types[1]  # what users are shown: the "ads"
-        ads = np.flatnonzero(snapshot.table["node_type"].is_in(candidates).to_numpy())
+        ads = snapshot.of_type(*graph.manifest.exposed_types[1])  # what users are shown
         ad_nodes = nodes[ads]
         test = build_examples(graph, window).frame.filter(pl.col("label") == 1)
         truth = test.filter(pl.col("ad").is_in(ad_nodes) & pl.col("user").is_in(nodes))

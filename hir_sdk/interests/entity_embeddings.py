@@ -83,9 +83,9 @@ class EntityEmbeddings:
         """(N, M) BoM token ids in table order."""
         return self.table["bom"].to_numpy().astype(np.int64, copy=False)
 
-    def of_type(self, node_type: str) -> np.ndarray:
-        """Row numbers of the entities of one node type."""
-        return np.flatnonzero((self.table["node_type"] == node_type).to_numpy())
+    def of_type(self, *node_types: str) -> np.ndarray:
+        """Row numbers of the entities of the given node types (one or several)."""
+        return np.flatnonzero(self.table["node_type"].is_in(node_types).to_numpy())
 
     def to_arrow(self) -> pa.Table:
         return self.table.to_arrow()
