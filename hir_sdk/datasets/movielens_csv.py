@@ -35,6 +35,7 @@ import numpy as np
 import polars as pl
 
 from hir_sdk.dataset_names import MOVIELENS_CSV as NAME
+from hir_sdk.datasets.csv_encoding import encoding_error
 from hir_sdk.datasets.movielens import edge_rows
 from hir_sdk.errors import InputError
 from hir_sdk.schema.manifest import MAX_TIME, DatasetManifest, EdgeTypeSpec, TimeSplits
@@ -71,12 +72,13 @@ def _read(folder: Path, name: str, schema: dict[str, pl.DataType]) -> pl.DataFra
     if not path.is_file():
         raise InputError(f"missing {name}: is this an unzipped MovieLens CSV release?", file=path)
     try:
-        frame = pl.read_csv(path, infer_schema=False)
+        frame = pl.read_csv(path, infer_schema=False)  # drops a UTF-8 byte-order mark
     except pl.exceptions.PolarsError as err:
-        raise InputError(f"not a CSV file ({err})", file=path) from None
+        raise encoding_error(path) or InputError(f"not a CSV file ({err})", file=path) from None
     missing = [c for c in _COLUMNS[name] if c not in frame.columns]
     if missing:
-        raise InputError(
+        # ASCII in UTF-16 parses, as a header of other names
+        raise encoding_error(path) or InputError(
             f"expected columns {list(_COLUMNS[name])}, found {frame.columns}", file=path
         )
     frame = frame.select(_COLUMNS[name])
@@ -175,7 +177,7 @@ def movielens_csv(folder: str | Path, config: MovieLensCsvConfig | None = None) 
         config: the like threshold, the window quantiles and whether to read tags.
 
     Raises:
-        InputError: a file is missing or a column is absent or malformed.
+        InputError: a file is missing or not UTF-8, or a column is absent or malformed.
     """
     config = config or MovieLensCsvConfig()
     folder = Path(folder)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
+import shutil
+import subprocess
+
 import numpy as np
 import polars as pl
 import pytest
 
 from hir_sdk.cli.main import main
-from hir_sdk.datasets import MovieLensCsvConfig, movielens_csv
+from hir_sdk.datasets import MovieLensCsvConfig, csv_encoding, movielens_csv
 from hir_sdk.errors import InputError
 from hir_sdk.schema import load_dataset
 from hir_sdk.synth import write_world
@@ -192,3 +196,77 @@ def test_a_movie_tagged_before_its_first_rating_enters_the_log_with_the_tag(rele
     assert ads["created_ts"].to_list() == [1000, 1050, 1300, 1900]  # 20: its tag, not 1100
     genre = pl.from_arrow(world.edges).filter(pl.col("edge_type") == "genre")
     assert set(genre.filter(pl.col("src_id") == 20)["ts"].to_list()) == {1050}
+
+
+def _rewrite(folder, name, encoding):
+    """Save `name` again in another encoding, with an accented title in movies.csv."""
+    text = (folder / name).read_text(encoding="utf-8").replace("Heat (1995)", "Amélie (2001)")
+    (folder / name).write_bytes(text.encode(encoding))
+
+
+@pytest.mark.parametrize(
+    ("name", "encoding", "message"),
+    [
+        (
+            "movies.csv",
+            "latin-1",
+            r"movies\.csv: not UTF-8 encoded \(line 3 is not valid UTF-8; it looks like Latin-1 "
+            r"or Windows-1252\): .*`iconv -f CP1252 -t UTF-8 movies\.csv > movies\.utf8\.csv && "
+            r"mv movies\.utf8\.csv movies\.csv`.*\n"
+            r"offending rows:\n  line 3: b'20,Am\\xe9lie \(2001\),",
+        ),
+        (  # ASCII only: the parser reads it, as a header of other names
+            "ratings.csv",
+            "utf-16",
+            r"ratings\.csv: not UTF-8 encoded \(it starts with a UTF-16 byte-order mark\): "
+            r".*`iconv -f UTF-16 -t UTF-8 ratings\.csv > ratings\.utf8\.csv",
+        ),
+        (
+            "movies.csv",
+            "utf-16-le",
+            r"movies\.csv: not UTF-8 encoded \(it has NUL bytes, as UTF-16LE text does\)"
+            r".*`iconv -f UTF-16LE -t UTF-8 movies\.csv",
+        ),
+        ("tags.csv", "utf-32", r"tags\.csv: not UTF-8 encoded \(.*UTF-32 byte-order mark"),
+    ],
+)
+def test_a_file_not_in_utf8_says_so_and_how_to_convert_it(
+    release, tmp_path, capsys, name, encoding, message
+):
+    _rewrite(release, name, encoding)
+    out = tmp_path / "ml"
+    assert main(["dataset", "movielens-csv", "--source", str(release), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert re.search(message, err), err
+    assert err.count("error:") == 1 and not out.exists()  # one message, nothing written
+
+
+def test_the_bad_line_is_found_past_the_first_chunk(release, monkeypatch):
+    monkeypatch.setattr(csv_encoding, "CHUNK_BYTES", 7)  # lines straddle the chunks
+    _rewrite(release, "movies.csv", "latin-1")
+    error = csv_encoding.encoding_error(release / "movies.csv")
+    assert error is not None and "line 3 is not valid UTF-8" in str(error)
+    assert error.rows == ("line 3: b'20,Am\\xe9lie (2001),Action|Crime'",)
+    assert csv_encoding.encoding_error(release / "ratings.csv") is None
+
+
+@pytest.mark.skipif(shutil.which("iconv") is None, reason="needs iconv")
+@pytest.mark.parametrize("encoding", ["latin-1", "cp1252", "utf-16"])
+def test_the_suggested_conversion_gives_a_readable_release(release, encoding):
+    _rewrite(release, "movies.csv", encoding)
+    with pytest.raises(InputError) as caught:
+        movielens_csv(release)
+    command = re.search(r"`(iconv [^`]*)`", str(caught.value)).group(1)
+    subprocess.run(command, shell=True, cwd=release, check=True)
+    titles = movielens_csv(release).content["text"].to_pylist()
+    assert "Amélie (2001). Genres: Action, Crime." in titles
+
+
+def test_a_utf8_byte_order_mark_is_read_as_utf8(release):
+    _rewrite(release, "movies.csv", "utf-8")
+    plain = movielens_csv(release)
+    for name in ("ratings.csv", "movies.csv", "tags.csv"):
+        _rewrite(release, name, "utf-8-sig")  # the mark sits before the first column's name
+    marked = movielens_csv(release)
+    assert "Amélie (2001). Genres: Action, Crime." in marked.content["text"].to_pylist()
+    assert marked.edges.equals(plain.edges) and marked.nodes.equals(plain.nodes)
