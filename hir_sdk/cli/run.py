@@ -19,7 +19,9 @@
    check them against torch.
 
 Content features are on when the data has a content table (a `--config` file that sets
-`use_content` decides otherwise; its other keys change only what they set). Everything
+`use_content` decides otherwise; its other keys change only what they set, but for the
+keys the schedule sets for every encoder run, which a warning names: `steps`, `seed`,
+`train_until`, `select`, `eval_every`, `checkpoint_every`). Everything
 is written into `--out`, which must be absent or empty and may not lie inside `--data`;
 `--overwrite` replaces an earlier `hir run` output holding only what hir-sdk wrote
 (never another folder, never your files). `job.toml` in `--out` records every setting of
@@ -29,6 +31,7 @@ the job.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,11 +40,13 @@ from hir_sdk.cli.overwrite_option import add_overwrite_option
 from hir_sdk.pipeline import (
     DEFAULT_STEPS,
     JOB_FILE,
+    SCHEDULED_KEYS,
     STAGE_SHARES,
     TREATMENTS,
     JobSettings,
     Progress,
     run_job,
+    scheduled_keys,
 )
 
 if TYPE_CHECKING:
@@ -87,7 +92,9 @@ def add_job_options(
         "--config",
         help="the encoder's training settings, a `hir fit` TOML file, over the defaults "
         "(batches of 64, content features on when the data has content; the file decides "
-        "them only where it sets them); --steps, --seed and the refresh schedule still apply",
+        "them only where it sets them); --steps, --seed and the refresh schedule still apply: "
+        "the file's steps, seed, train_until, select, eval_every and checkpoint_every are "
+        "not used (a warning names them)",
     )
 
 
@@ -112,8 +119,9 @@ def job_settings(
     steps: int = DEFAULT_STEPS,
 ) -> JobSettings:
     """The job's settings from the command line (checked before any work): `args.steps`
-    or `steps`, and the encoder's settings from `--config` over `encoder_defaults`."""
-    return JobSettings.with_encoder(
+    or `steps`, and the encoder's settings from `--config` over `encoder_defaults`. A
+    warning on stderr names the keys of `--config` that the job's schedule replaces."""
+    settings = JobSettings.with_encoder(
         args.config,
         has_content,
         encoder_defaults,
@@ -123,6 +131,18 @@ def job_settings(
         bootstrap=args.bootstrap,
         treatment=args.treatment,
     )
+    unused = scheduled_keys(args.config)
+    if unused:
+        command = f"hir {getattr(args, 'command', 'run')}"
+        instead = "; ".join(f"{key}: {SCHEDULED_KEYS[key]}" for key in unused)
+        print(
+            f"{command}: warning: {args.config}: {command} sets "
+            f"{', '.join(unused)} itself and does not use the file's values ({instead}). "
+            "Remove them from the file to silence this; `hir fit --config` trains one "
+            "encoder with them",
+            file=sys.stderr,
+        )
+    return settings
 
 
 def print_results(result: JobResult, out: Path) -> None:

@@ -18,11 +18,19 @@ This package is the application layer, like `hir_sdk.cli`: it uses all four sour
 
 from hir_sdk.pipeline.job import JOB_FILE, JobResult, run_job
 from hir_sdk.pipeline.progress import STAGE_SHARES, Progress
-from hir_sdk.pipeline.settings import DEFAULT_STEPS, TREATMENTS, JobSettings, encoder_settings
+from hir_sdk.pipeline.settings import (
+    DEFAULT_STEPS,
+    SCHEDULED_KEYS,
+    TREATMENTS,
+    JobSettings,
+    encoder_settings,
+    scheduled_keys,
+)
 
 __all__ = [
     "DEFAULT_STEPS",
     "JOB_FILE",
+    "SCHEDULED_KEYS",
     "STAGE_SHARES",
     "TREATMENTS",
     "JobResult",
@@ -30,4 +38,5 @@ __all__ = [
     "Progress",
     "encoder_settings",
     "run_job",
+    "scheduled_keys",
 ]

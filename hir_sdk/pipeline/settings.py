@@ -15,6 +15,18 @@ if TYPE_CHECKING:
 DEFAULT_STEPS = 300  # the first encoder's training steps
 # the A/B treatments the job offers against XGBoost: the arms that read its snapshots
 TREATMENTS = ("xgboost+hir", "multistage", "xgboost+multistage", "xgboost+hir+multistage")
+# the encoder settings the job's schedule decides for every run, whatever a config file
+# says (`JobSettings.first_run`, `training.refresh_chain`): key -> what decides it instead
+SCHEDULED_KEYS = {
+    "steps": "--steps trains the first encoder, --refresh-steps each refresh",
+    "seed": "--seed",
+    "train_until": "the refresh schedule: the first encoder trains until the middle of the "
+    "training window, the refreshes until the validation and the test start",
+    "select": 'every run keeps its last checkpoint (select = "last"), so nothing after its '
+    "train_until is read",
+    "eval_every": "a third of --steps, at most a refresh's steps",
+    "checkpoint_every": "a third of --steps, at most a refresh's steps",
+}
 
 
 def encoder_settings(
@@ -32,6 +44,17 @@ def encoder_settings(
         return base
     raw = read_config_table(config)
     return config_from_dict(_overlay(base.to_dict(), raw), Path(config))
+
+
+def scheduled_keys(config: str | Path | None) -> list[str]:
+    """The keys of `SCHEDULED_KEYS` that the config file `config` sets (none without a
+    file): the job replaces them, so `hir run` and `hir demo` warn that they go unused."""
+    if not config:
+        return []
+    from hir_sdk.training.config import read_config_table
+
+    raw = read_config_table(config)
+    return [key for key in SCHEDULED_KEYS if key in raw]
 
 
 def _overlay(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
