@@ -180,12 +180,16 @@ def run(args: argparse.Namespace) -> int:
     from hir_sdk.errors import InputError
     from hir_sdk.io.atomic import atomic_output_dir, check_free
     from hir_sdk.schema import CONTENT_FILE
+    from hir_sdk.training.preflight import check_before_loading
 
     data, out = Path(args.data), Path(args.out)
     if not data.is_dir():
         raise InputError("dataset folder not found", file=data)
     check_free(out, kind="job", overwrite=args.overwrite, inputs=(data,))  # before any work
     settings = job_settings(args, (data / CONTENT_FILE).exists())
+    # the encoder settings checked against the manifest alone, before the output is made
+    # (the job checks them again, for its library callers)
+    check_before_loading(settings.first_run(), data)
     step = Progress(STAGE_SHARES)
     with atomic_output_dir(out, kind="job", overwrite=args.overwrite, inputs=(data,)) as tmp:
         result = run_job(data, tmp, settings, progress=step, final=out)

@@ -1,9 +1,11 @@
 """The main job on a dataset folder, with one graph and one set of encoders passed from
 stage to stage:
 
-1. validate the data and build the temporal graph (once), and check that no edge comes
-   before its node's creation (`graph.creation_order`) and that the A/B's windows each
-   hold conversions (`evaluation.pipeline.check_windows`);
+1. check the first encoder's settings that need no graph against the manifest
+   (`training.preflight`: init_from, device, seed types), validate the data and build
+   the temporal graph (once), and check that no edge comes before its node's creation
+   (`graph.creation_order`) and that the A/B's windows each hold conversions
+   (`evaluation.pipeline.check_windows`);
 2. train the encoder on the first half of the training window and refresh it
    (`training.refresh_chain`);
 3. embed users and ads at three refresh times, each with the newest encoder trained
@@ -115,8 +117,12 @@ def run_job(
     from hir_sdk.interests import write_embeddings
     from hir_sdk.ranking.hir_snapshots import build_hir_lookup
     from hir_sdk.training.as_of import training_midpoint
+    from hir_sdk.training.preflight import check_before_loading
     from hir_sdk.training.refresh_chain import refresh_ends, train_refreshed
 
+    # the first encoder's settings that need no graph (init_from, device, seed types),
+    # checked before minutes of building it
+    check_before_loading(settings.first_run(), data)
     try:  # data written into the output (hir demo): its path inside it, which stays valid
         shown = data.resolve().relative_to(out.resolve()).as_posix()
     except ValueError:

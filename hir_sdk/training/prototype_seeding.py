@@ -30,9 +30,9 @@ import numpy as np
 import torch
 
 from hir_sdk.bom.kmeans import kmeans
-from hir_sdk.errors import InputError
 from hir_sdk.graph import TemporalGraph
 from hir_sdk.model.heads import PrototypeHeads
+from hir_sdk.training.preflight import check_seed_types
 
 JITTER = 0.01  # spread of children that have no rows of their own
 ENGAGED_ROLES = ("exposure", "click", "engagement", "conversion")
@@ -45,12 +45,7 @@ def seeding_type_codes(graph: TemporalGraph, seed_types: tuple[str, ...] = ()) -
     names = seed_types or tuple(
         sorted({spec.dst for role in ENGAGED_ROLES for spec in manifest.edge_types_with_role(role)})
     )
-    unknown = [name for name in names if name not in manifest.node_types]
-    if unknown:
-        raise InputError(
-            f"distill.seed_types {unknown} are not node types of the dataset "
-            f"{list(manifest.node_types)}"
-        )
+    check_seed_types(names, manifest)
     return np.array([graph.type_code(name) for name in names], dtype=np.int64)
 
 

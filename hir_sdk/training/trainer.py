@@ -76,6 +76,7 @@ from hir_sdk.training.objectives import (
     EngagementScorer,
 )
 from hir_sdk.training.pair_views import StepPairViews
+from hir_sdk.training.preflight import check_before_loading
 from hir_sdk.training.prototype_seeding import seed_prototypes, seeding_type_codes
 from hir_sdk.training.similarity_terms import SimilarityTerms
 from hir_sdk.training.step_terms import StepTerms
@@ -119,6 +120,7 @@ class Trainer(StepTerms):
         c = self.config
         self._sources = (data, c.init_from or None)
         check_not_input(self.run, self._sources)  # the folder itself: see fit()
+        check_before_loading(c, data)  # init_from, device, seed types: before minutes of work
         dataset = load_dataset(data)
         full = build_graph(dataset)
         check_creation_order(full, data)  # a node used before it exists: refused up front

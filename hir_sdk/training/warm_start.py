@@ -18,6 +18,7 @@ from hir_sdk.schema.manifest import TimeSplits, iso_time
 from hir_sdk.training.as_of import trained_until
 from hir_sdk.training.checkpoint import load_checkpoint
 from hir_sdk.training.config import load_config
+from hir_sdk.training.preflight import check_init_from
 from hir_sdk.training.type_layout import LAYOUT_KEYS
 
 PARTS = ("student", "teacher", "scorer")
@@ -35,8 +36,7 @@ def warm_start_state(init_from: str | Path, splits: TimeSplits, until: int) -> d
     """The weights to start from, after checking the earlier run read nothing from `until`
     on (see the module docstring)."""
     run = Path(init_from)
-    if not (run / "config.toml").is_file():
-        raise InputError("init_from is not a training run (no config.toml)", file=run)
+    check_init_from(run)
     seen = read_until(run, splits)
     if seen > until:
         raise InputError(

@@ -36,9 +36,10 @@ def stopped_job(monkeypatch):
     return seen
 
 
-def test_the_keys_the_schedule_replaces_are_named_before_any_work(tmp_path, capsys, stopped_job):
-    data, out, config = tmp_path / "data", tmp_path / "job", tmp_path / "encoder.toml"
-    data.mkdir()
+def test_the_keys_the_schedule_replaces_are_named_before_any_work(
+    tiny_world, tmp_path, capsys, stopped_job
+):
+    data, out, config = tiny_world, tmp_path / "job", tmp_path / "encoder.toml"
     config.write_text(SCHEDULED)
     argv = ["run", "--data", str(data), "--out", str(out), "--config", str(config)]
     assert main([*argv, "--steps", "6", "--seed", "1"]) == 2  # the stopped job
@@ -58,18 +59,17 @@ def test_the_keys_the_schedule_replaces_are_named_before_any_work(tmp_path, caps
     assert (first.steps, first.seed, first.eval_every, first.optim.lr) == (6, 1, 2, 0.001)
 
 
-def test_a_file_without_those_keys_gives_no_warning(tmp_path, capsys, stopped_job):
-    data, config = tmp_path / "data", tmp_path / "encoder.toml"
-    data.mkdir()
+def test_a_file_without_those_keys_gives_no_warning(tiny_world, tmp_path, capsys, stopped_job):
+    data, config = tiny_world, tmp_path / "encoder.toml"
     config.write_text('init_from = ""\n[optim]\nlr = 0.001\n')
     argv = ["run", "--data", str(data), "--out", str(tmp_path / "job"), "--config", str(config)]
-    assert main(argv) == 2
-    assert "warning" not in capsys.readouterr().err
+    assert main(argv) == 2  # the stopped job
+    err = capsys.readouterr().err
+    assert "warning" not in err and "stopped before any work" in err
 
 
-def test_a_bad_file_is_one_error_and_no_warning(tmp_path, capsys, stopped_job):
-    data, config = tmp_path / "data", tmp_path / "encoder.toml"
-    data.mkdir()
+def test_a_bad_file_is_one_error_and_no_warning(tiny_world, tmp_path, capsys, stopped_job):
+    data, config = tiny_world, tmp_path / "encoder.toml"
     config.write_text("steps = 5\nwidth = 3\n")
     argv = ["run", "--data", str(data), "--out", str(tmp_path / "job"), "--config", str(config)]
     assert main(argv) == 2
