@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hir_sdk.errors import MAX_SHOWN_ROWS, InputError
@@ -28,12 +29,27 @@ def listed(names: list) -> str:
     return f"[{shown}, ... ({len(names) - MAX_LISTED_NAMES:,} more)]"
 
 
-def read_table(path: Path) -> pl.DataFrame:
-    """Read one parquet file into polars, with a row-number column for error messages."""
+def read_table(path: Path, categories: tuple[str, ...] = ()) -> pl.DataFrame:
+    """Read one parquet file into polars, with a row-number column for error messages.
+
+    String columns named in `categories` (the few distinct type names repeated on every
+    row) are read as dictionaries, so they arrive as polars categoricals: their rows are
+    never decoded into separate strings, and their codes come from the small dictionary.
+    """
     if not path.exists():
         raise InputError("file not found", file=path)
     try:
-        table = pq.read_table(path)
+        schema = pq.read_schema(path)
+        as_dictionary = [
+            name
+            for name in categories
+            if name in schema.names
+            and (
+                pa.types.is_string(schema.field(name).type)
+                or pa.types.is_large_string(schema.field(name).type)
+            )
+        ]
+        table = pq.read_table(path, read_dictionary=as_dictionary or None)
     except Exception as err:  # pyarrow raises several types for corrupt files
         raise InputError(f"cannot read parquet: {err}", file=path) from None
     frame = pl.from_arrow(table)

@@ -27,6 +27,7 @@ from hir_sdk.schema.tables import validate_content, validate_edges, validate_nod
 NODES_FILE = "nodes.parquet"
 EDGES_FILE = "edges.parquet"
 CONTENT_FILE = "content.parquet"
+TYPE_COLUMNS = ("src_type", "dst_type", "edge_type")  # read as dictionaries
 
 
 @dataclass(frozen=True)
@@ -60,12 +61,16 @@ def load_dataset(root: str | Path) -> Dataset:
         stop = Event()
         fingerprint = pool.submit(fingerprint_files, files, stop=stop)
         try:
-            nodes = validate_nodes(read_table(root / NODES_FILE), manifest, root / NODES_FILE)
+            nodes = validate_nodes(
+                read_table(root / NODES_FILE, ("node_type",)), manifest, root / NODES_FILE
+            )
             edges = validate_edges(
-                read_table(root / EDGES_FILE), manifest, nodes, root / EDGES_FILE
+                read_table(root / EDGES_FILE, TYPE_COLUMNS), manifest, nodes, root / EDGES_FILE
             )
             content = (
-                validate_content(read_table(content_path), manifest, nodes, content_path)
+                validate_content(
+                    read_table(content_path, ("node_type",)), manifest, nodes, content_path
+                )
                 if has_content
                 else None
             )

@@ -6,10 +6,15 @@ from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from hir_sdk.cli.main import main
+from hir_sdk.errors import InputError
 from hir_sdk.schema import EdgeTypeSpec, load_dataset
+from hir_sdk.schema.columns import read_table
+from hir_sdk.schema.dataset import TYPE_COLUMNS
 from hir_sdk.schema.manifest import MAX_EDGE_TYPES
 from tests.conftest import DAY, T0, mini_manifest, mini_tables
 
@@ -388,6 +393,29 @@ def test_valid_dataset_normalizes(write_dataset):
     assert ds.edges["dst"].to_list() == [2, 3, 2, 2, 3, 3]
     assert ds.edges["etype"].to_list() == [2, 2, 0, 1, 0, 0]
     assert ds.content is not None and ds.content["index"].to_list() == [2, 4]
+
+
+def test_type_columns_read_as_dictionaries_give_the_same_dataset(write_dataset):
+    """Type names stored as plain strings (what pandas writes) are read as dictionaries;
+    the dataset equals the one read from dictionary-encoded columns, and a column that
+    is not a string (a mistyped one) is left for the validator to name."""
+    root = write_dataset()
+    frame = read_table(root / "edges.parquet", TYPE_COLUMNS)
+    assert not pa.types.is_dictionary(pq.read_schema(root / "edges.parquet").field("src_type").type)
+    assert all(frame[c].dtype == pl.Categorical for c in TYPE_COLUMNS)
+    assert frame["dst_type"].cast(pl.String).to_list() == EDGES["dst_type"].to_list()
+    stored = write_dataset(
+        edges=EDGES.with_columns(pl.col(c).cast(pl.Categorical) for c in TYPE_COLUMNS),
+        nodes=NODES.with_columns(pl.col("node_type").cast(pl.Categorical)),
+    )
+    assert pa.types.is_dictionary(pq.read_schema(stored / "edges.parquet").field("src_type").type)
+    plain, dictionary = load_dataset(root), load_dataset(stored)
+    assert plain.edges.equals(dictionary.edges)
+    assert plain.nodes.equals(dictionary.nodes)
+    numbers = write_dataset(edges=EDGES.with_columns(pl.lit(1).alias("edge_type")))
+    assert read_table(numbers / "edges.parquet", TYPE_COLUMNS)["edge_type"].dtype == pl.Int32
+    with pytest.raises(InputError, match="mistyped column: expected string"):
+        load_dataset(numbers)
 
 
 def test_string_ids_and_datetime_timestamps(write_dataset):
