@@ -210,22 +210,26 @@ def _rewrite(folder, name, encoding):
         (
             "movies.csv",
             "latin-1",
-            r"movies\.csv: not UTF-8 encoded \(line 3 is not valid UTF-8; it looks like Latin-1 "
-            r"or Windows-1252\): .*`iconv -f CP1252 -t UTF-8 movies\.csv > movies\.utf8\.csv && "
-            r"mv movies\.utf8\.csv movies\.csv`.*\n"
+            r"movies\.csv: not UTF-8 encoded \(line 3 is not valid UTF-8\): if the file is "
+            r"Western European text \(Windows-1252 / Latin-1\), convert it into a new UTF-8 "
+            r"file with `iconv -f CP1252 -t UTF-8 movies\.csv > movies\.utf8\.csv`; otherwise "
+            r"name its own encoding with -f .*Check the new file, then put it in place of "
+            r"movies\.csv .*\n"
             r"offending rows:\n  line 3: b'20,Am\\xe9lie \(2001\),",
         ),
         (  # ASCII only: the parser reads it, as a header of other names
             "ratings.csv",
             "utf-16",
             r"ratings\.csv: not UTF-8 encoded \(it starts with a UTF-16 byte-order mark\): "
-            r".*`iconv -f UTF-16 -t UTF-8 ratings\.csv > ratings\.utf8\.csv",
+            r"convert it into a new UTF-8 file, e\.g\. "
+            r"`iconv -f UTF-16 -t UTF-8 ratings\.csv > ratings\.utf8\.csv`; check the new "
+            r"file, then put it in place of ratings\.csv",
         ),
         (
             "movies.csv",
             "utf-16-le",
-            r"movies\.csv: not UTF-8 encoded \(it has NUL bytes, as UTF-16LE text does\)"
-            r".*`iconv -f UTF-16LE -t UTF-8 movies\.csv",
+            r"movies\.csv: not UTF-8 encoded \(its NUL bytes fall as in UTF-16LE text\)"
+            r".*`iconv -f UTF-16LE -t UTF-8 movies\.csv > movies\.utf8\.csv`",
         ),
         ("tags.csv", "utf-32", r"tags\.csv: not UTF-8 encoded \(.*UTF-32 byte-order mark"),
     ],
@@ -257,7 +261,10 @@ def test_the_suggested_conversion_gives_a_readable_release(release, encoding):
     with pytest.raises(InputError) as caught:
         movielens_csv(release)
     command = re.search(r"`(iconv [^`]*)`", str(caught.value)).group(1)
+    before = (release / "movies.csv").read_bytes()
     subprocess.run(command, shell=True, cwd=release, check=True)
+    assert (release / "movies.csv").read_bytes() == before  # the original is left alone
+    (release / "movies.utf8.csv").replace(release / "movies.csv")  # the user's step, once checked
     titles = movielens_csv(release).content["text"].to_pylist()
     assert "Amélie (2001). Genres: Action, Crime." in titles
 
