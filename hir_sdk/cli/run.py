@@ -20,8 +20,10 @@
 
 Content features are on when the data has a content table (a `--config` file that sets
 `use_content` decides otherwise; its other keys change only what they set, but for the
-keys the schedule sets for every encoder run, which a warning names: `steps`, `seed`,
-`train_until`, `select`, `eval_every`, `checkpoint_every`). Everything
+keys the schedule sets for every encoder run: `steps`, `seed`, `train_until`, `select`,
+`eval_every`, `checkpoint_every`, which a warning names where the file's values differ
+from the job's; an `init_from` warm-starts the first encoder only, and the warning says
+so). Everything
 is written into `--out`, which must be absent or empty and may not lie inside `--data`;
 `--overwrite` replaces an earlier `hir run` output holding only what hir-sdk wrote
 (never another folder, never your files). `job.toml` in `--out` records every setting of
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,13 +43,13 @@ from hir_sdk.cli.overwrite_option import add_overwrite_option
 from hir_sdk.pipeline import (
     DEFAULT_STEPS,
     JOB_FILE,
-    SCHEDULED_KEYS,
     STAGE_SHARES,
     TREATMENTS,
     JobSettings,
     Progress,
+    ScheduleWarning,
     run_job,
-    scheduled_keys,
+    schedule_warning,
 )
 
 if TYPE_CHECKING:
@@ -94,7 +97,8 @@ def add_job_options(
         "(batches of 64, content features on when the data has content; the file decides "
         "them only where it sets them); --steps, --seed and the refresh schedule still apply: "
         "the file's steps, seed, train_until, select, eval_every and checkpoint_every are "
-        "not used (a warning names them)",
+        "not used (a warning names those that differ from the job's), and its init_from "
+        "warm-starts the first encoder only",
     )
 
 
@@ -120,28 +124,24 @@ def job_settings(
 ) -> JobSettings:
     """The job's settings from the command line (checked before any work): `args.steps`
     or `steps`, and the encoder's settings from `--config` over `encoder_defaults`. A
-    warning on stderr names the keys of `--config` that the job's schedule replaces."""
-    settings = JobSettings.with_encoder(
-        args.config,
-        has_content,
-        encoder_defaults,
-        seed=args.seed,
-        steps=args.steps or steps,
-        refresh_steps=args.refresh_steps,
-        bootstrap=args.bootstrap,
-        treatment=args.treatment,
-    )
-    unused = scheduled_keys(args.config)
-    if unused:
-        command = f"hir {getattr(args, 'command', 'run')}"
-        instead = "; ".join(f"{key}: {SCHEDULED_KEYS[key]}" for key in unused)
-        print(
-            f"{command}: warning: {args.config}: {command} sets "
-            f"{', '.join(unused)} itself and does not use the file's values ({instead}). "
-            "Remove them from the file to silence this; `hir fit --config` trains one "
-            "encoder with them",
-            file=sys.stderr,
+    warning on stderr says what of `--config` the job does otherwise (`schedule_warning`):
+    the keys its schedule sets to other values, and an `init_from`."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ScheduleWarning)  # said below, in the command's words
+        settings = JobSettings.with_encoder(
+            args.config,
+            has_content,
+            encoder_defaults,
+            seed=args.seed,
+            steps=args.steps or steps,
+            refresh_steps=args.refresh_steps,
+            bootstrap=args.bootstrap,
+            treatment=args.treatment,
         )
+    command = f"hir {getattr(args, 'command', 'run')}"
+    note = schedule_warning(args.config, settings, command)
+    if note:
+        print(f"{command}: warning: {args.config}: {note}", file=sys.stderr)
     return settings
 
 

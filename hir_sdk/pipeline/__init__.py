@@ -23,7 +23,9 @@ from hir_sdk.pipeline.settings import (
     SCHEDULED_KEYS,
     TREATMENTS,
     JobSettings,
+    ScheduleWarning,
     encoder_settings,
+    schedule_warning,
     scheduled_keys,
 )
 
@@ -36,7 +38,9 @@ __all__ = [
     "JobResult",
     "JobSettings",
     "Progress",
+    "ScheduleWarning",
     "encoder_settings",
     "run_job",
+    "schedule_warning",
     "scheduled_keys",
 ]

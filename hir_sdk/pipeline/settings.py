@@ -4,6 +4,7 @@ schedule, the schedule, and the A/B."""
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,15 +47,64 @@ def encoder_settings(
     return config_from_dict(_overlay(base.to_dict(), raw), Path(config))
 
 
-def scheduled_keys(config: str | Path | None) -> list[str]:
-    """The keys of `SCHEDULED_KEYS` that the config file `config` sets (none without a
-    file): the job replaces them, so `hir run` and `hir demo` warn that they go unused."""
+class ScheduleWarning(UserWarning):
+    """A job's config file sets encoder settings that the job replaces with its own
+    values, or an `init_from` that its first encoder warm-starts from."""
+
+
+def scheduled_keys(config: str | Path | None, settings: JobSettings) -> list[str]:
+    """The keys of `SCHEDULED_KEYS` that the config file `config` sets to values other
+    than those the job trains with under `settings` (none without a file). The file's
+    values are those of `settings.encoder`; the job's are `settings.first_run()`'s, with
+    `select = "last"`; a `train_until` counts unless empty, since the schedule sets it
+    from the data."""
     if not config:
         return []
     from hir_sdk.training.config import read_config_table
 
-    raw = read_config_table(config)
-    return [key for key in SCHEDULED_KEYS if key in raw]
+    raw, first = read_config_table(config), settings.first_run()
+    used = {key: getattr(first, key) for key in SCHEDULED_KEYS} | {"select": "last"}
+    used["train_until"] = ""  # the refresh schedule's, whatever the file says
+    return [
+        key for key in SCHEDULED_KEYS if key in raw and getattr(settings.encoder, key) != used[key]
+    ]
+
+
+def schedule_warning(
+    config: str | Path | None, settings: JobSettings, command: str = "the job"
+) -> str:
+    """What `command` (the job, `hir run`, `hir demo`) does otherwise than the config
+    file `config` says, in one warning ("" when nothing): the `scheduled_keys`, each
+    with what decides it instead, and an `init_from`, from which only the first encoder
+    warm-starts (one that is not a training run is left to the job's error)."""
+    if not config:
+        return ""
+    from hir_sdk.errors import InputError
+    from hir_sdk.training.preflight import check_init_from
+
+    unused = scheduled_keys(config, settings)
+    parts = []
+    if unused:
+        instead = "; ".join(f"{key}: {SCHEDULED_KEYS[key]}" for key in unused)
+        parts.append(
+            f"{command} sets {', '.join(unused)} itself and does not use the file's values "
+            f"({instead}). Remove them from the file to silence this; `hir fit --config` "
+            "trains one encoder with them"
+        )
+    init_from = settings.encoder.init_from
+    if init_from:
+        try:
+            check_init_from(init_from)
+        except InputError:  # the job refuses it, with its own error
+            init_from = ""
+    if init_from:
+        warm = (
+            f"{'T' if parts else 't'}he first encoder warm-starts from the file's init_from, "
+            f"{init_from} (each refresh from the run before it); set "
+            'init_from = "" to train it from scratch'
+        )
+        parts.append(warm)
+    return ". ".join(parts)
 
 
 def _overlay(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -137,12 +187,15 @@ class JobSettings:
         treatment: str = TREATMENTS[0],
     ) -> JobSettings:
         """The settings for the dataset folder `data`: content features on when it has a
-        content table, and `config` (a `hir fit` TOML file) over the encoder's defaults."""
+        content table, and `config` (a `hir fit` TOML file) over the encoder's defaults. A
+        `ScheduleWarning` says what of `config` the job does otherwise
+        (`schedule_warning`)."""
         from hir_sdk.schema.dataset import CONTENT_FILE
 
-        return cls.with_encoder(
+        return cls._with_warning(
             config,
             (Path(data) / CONTENT_FILE).exists(),
+            None,
             seed=seed,
             steps=steps,
             refresh_steps=refresh_steps,
@@ -165,15 +218,34 @@ class JobSettings:
     ) -> JobSettings:
         """The settings with the encoder's from `config` over `encoder_defaults` (see
         `encoder_settings`), for a caller that knows whether the data has content before
-        the data exists (`hir demo` writes its world after checking its options)."""
-        return cls(
-            encoder=encoder_settings(config, has_content, encoder_defaults),
+        the data exists (`hir demo` writes its world after checking its options). A
+        `ScheduleWarning` says what of `config` the job does otherwise
+        (`schedule_warning`)."""
+        return cls._with_warning(
+            config,
+            has_content,
+            encoder_defaults,
             seed=seed,
             steps=steps,
             refresh_steps=refresh_steps,
             bootstrap=bootstrap,
             treatment=treatment,
         )
+
+    @classmethod
+    def _with_warning(
+        cls,
+        config: str | Path | None,
+        has_content: bool,
+        encoder_defaults: TrainConfig | None,
+        **job: Any,
+    ) -> JobSettings:
+        """`with_encoder`, warning its caller's caller (`stacklevel=3`)."""
+        settings = cls(encoder=encoder_settings(config, has_content, encoder_defaults), **job)
+        note = schedule_warning(config, settings)
+        if note:
+            warnings.warn(f"{config}: {note}", ScheduleWarning, stacklevel=3)
+        return settings
 
     def to_dict(self, data: str) -> dict[str, object]:
         """Every setting of the job, as written to `job.toml`: the data, the schedule, the

@@ -1,22 +1,26 @@
 """`hir run --config` and `hir demo --config`: the keys of the file that the job's
-schedule replaces are named in a warning, before any work."""
+schedule replaces with other values, and an `init_from`, are named in a warning, before
+any work; `JobSettings` gives the same warning to its library callers."""
 
 from __future__ import annotations
+
+import warnings
 
 import pytest
 
 from hir_sdk.cli.demo import demo_settings
 from hir_sdk.cli.main import build_parser, main
 from hir_sdk.errors import InputError
-from hir_sdk.pipeline import SCHEDULED_KEYS
+from hir_sdk.pipeline import SCHEDULED_KEYS, JobSettings, ScheduleWarning
+from hir_sdk.training import TrainConfig
 
 SCHEDULED = """\
 steps = 5
 seed = 3
 train_until = "garbage"
-select = "last"
-eval_every = 2
-checkpoint_every = 2
+select = "validation"
+eval_every = 3
+checkpoint_every = 3
 init_from = ""
 [optim]
 lr = 0.001
@@ -84,3 +88,58 @@ def test_the_demo_warns_the_same(tmp_path, capsys):
     demo_settings(build_parser().parse_args(["demo", "--config", str(config)]))
     err = capsys.readouterr().err
     assert err.startswith(f"hir demo: warning: {config}: hir demo sets select itself")
+
+
+def test_keys_set_to_the_jobs_own_values_give_no_warning(tiny_world, tmp_path, capsys, stopped_job):
+    """`seed = 0` without --seed, `select = "last"`, an empty `train_until`, `hir fit`'s
+    own config.toml: the job trains with what they say (or they say nothing)."""
+    config = tmp_path / "encoder.toml"
+    config.write_text(
+        'seed = 0\nselect = "last"\ntrain_until = ""\nsteps = 300\neval_every = 100\n'
+        'checkpoint_every = 100\ninit_from = ""\n[optim]\nlr = 0.001\n'
+    )
+    argv = ["run", "--data", str(tiny_world), "--out", str(tmp_path / "o"), "--config"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ScheduleWarning)
+        JobSettings.for_data(tiny_world, config)
+    assert main([*argv, str(config)]) == 2  # the stopped job
+    assert "warning" not in capsys.readouterr().err
+    fit = tmp_path / "fit.toml"  # what `hir fit` writes: its seed and train_until are the job's
+    fit.write_text(TrainConfig(steps=300, eval_every=100, checkpoint_every=100).to_toml())
+    assert main([*argv, str(fit)]) == 2
+    err = capsys.readouterr().err
+    assert "hir run sets select itself" in err  # hir fit's default selects on validation
+    for key in ("seed", "train_until", "steps", "eval_every", "init_from"):
+        assert f"{key}:" not in err.split("does not use")[1]
+
+
+def test_an_init_from_is_said_to_warm_start_the_first_encoder(
+    tiny_world, tmp_path, capsys, stopped_job
+):
+    early = tmp_path / "runs" / "early"
+    early.mkdir(parents=True)
+    (early / "config.toml").write_text(TrainConfig().to_toml())
+    config = tmp_path / "encoder.toml"
+    config.write_text(f'seed = 5\ninit_from = "{early}"\n')
+    argv = ["run", "--data", str(tiny_world), "--out", str(tmp_path / "o"), "--config"]
+    assert main([*argv, str(config)]) == 2  # the stopped job
+    warning, stopped = capsys.readouterr().err.splitlines()
+    assert warning.endswith(
+        f"with them. The first encoder warm-starts from the file's init_from, {early} (each "
+        'refresh from the run before it); set init_from = "" to train it from scratch'
+    )
+    assert "stopped before any work" in stopped
+    [settings] = stopped_job
+    assert settings.first_run().init_from == str(early)  # as the warning says
+    with pytest.warns(ScheduleWarning) as caught:  # the library says the same
+        JobSettings.for_data(tiny_world, config)
+    [warned] = caught
+    assert str(warned.message) == f"{config}: " + warning.split(f"{config}: ", 1)[1].replace(
+        "hir run sets", "the job sets"
+    )
+    assert warned.filename == __file__  # the caller's line, not the library's
+    config.write_text(f'init_from = "{early}"\n')  # alone, it opens the warning
+    assert main([*argv, str(config)]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"hir run: warning: {config}: the first encoder warm-starts from the file's init_from"
+    )
