@@ -19,6 +19,13 @@ ROW = "__row"  # 0-based row number in the file, carried for error messages
 INT64_MAX = np.iinfo(np.int64).max
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 MAX_LISTED_NAMES = 10  # declared names quoted in a message about an unknown one
+# the arrow string types that a parquet read turns into dictionaries (read_dictionary);
+# string_view, which pyarrow has from version 16 on, too
+_STRING_TYPES = tuple(
+    getattr(pa.types, name)
+    for name in ("is_string", "is_large_string", "is_string_view")
+    if hasattr(pa.types, name)
+)
 
 
 def listed(names: list) -> str:
@@ -33,8 +40,9 @@ def read_table(path: Path, categories: tuple[str, ...] = ()) -> pl.DataFrame:
     """Read one parquet file into polars, with a row-number column for error messages.
 
     String columns named in `categories` (the few distinct type names repeated on every
-    row) are read as dictionaries, so they arrive as polars categoricals: their rows are
-    never decoded into separate strings, and their codes come from the small dictionary.
+    row; stored as string, large_string or string_view) are read as dictionaries, so they
+    arrive as polars categoricals: their rows are never decoded into separate strings,
+    and their codes come from the small dictionary.
     """
     if not path.exists():
         raise InputError("file not found", file=path)
@@ -44,10 +52,7 @@ def read_table(path: Path, categories: tuple[str, ...] = ()) -> pl.DataFrame:
             name
             for name in categories
             if name in schema.names
-            and (
-                pa.types.is_string(schema.field(name).type)
-                or pa.types.is_large_string(schema.field(name).type)
-            )
+            and any(is_string(schema.field(name).type) for is_string in _STRING_TYPES)
         ]
         table = pq.read_table(path, read_dictionary=as_dictionary or None)
     except Exception as err:  # pyarrow raises several types for corrupt files

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -396,9 +397,10 @@ def test_valid_dataset_normalizes(write_dataset):
 
 
 def test_type_columns_read_as_dictionaries_give_the_same_dataset(write_dataset):
-    """Type names stored as plain strings (what pandas writes) are read as dictionaries;
-    the dataset equals the one read from dictionary-encoded columns, and a column that
-    is not a string (a mistyped one) is left for the validator to name."""
+    """Type names stored as plain strings (what pandas writes) or string views are read
+    as dictionaries; the dataset equals the one read from dictionary-encoded columns,
+    and a column that is not a string (a mistyped one) is left for the validator to
+    name."""
     root = write_dataset()
     frame = read_table(root / "edges.parquet", TYPE_COLUMNS)
     assert not pa.types.is_dictionary(pq.read_schema(root / "edges.parquet").field("src_type").type)
@@ -412,6 +414,20 @@ def test_type_columns_read_as_dictionaries_give_the_same_dataset(write_dataset):
     plain, dictionary = load_dataset(root), load_dataset(stored)
     assert plain.edges.equals(dictionary.edges)
     assert plain.nodes.equals(dictionary.nodes)
+    views = root.parent / "views"  # string_view columns, as other arrow writers may store
+    shutil.copytree(root, views)
+    for name in ("nodes.parquet", "edges.parquet", "content.parquet"):
+        table = pq.read_table(views / name)
+        for i, field in enumerate(table.schema):
+            if field.name in (*TYPE_COLUMNS, "node_type"):
+                table = table.set_column(i, field.name, table[i].cast(pa.string_view()))
+        pq.write_table(table, views / name)
+    assert pa.types.is_string_view(pq.read_schema(views / "edges.parquet").field("src_type").type)
+    frame = read_table(views / "edges.parquet", TYPE_COLUMNS)
+    assert all(frame[c].dtype == pl.Categorical for c in TYPE_COLUMNS)
+    assert read_table(views / "nodes.parquet", ("node_type",))["node_type"].dtype == pl.Categorical
+    viewed = load_dataset(views)
+    assert plain.edges.equals(viewed.edges) and plain.nodes.equals(viewed.nodes)
     numbers = write_dataset(edges=EDGES.with_columns(pl.lit(1).alias("edge_type")))
     assert read_table(numbers / "edges.parquet", TYPE_COLUMNS)["edge_type"].dtype == pl.Int32
     with pytest.raises(InputError, match="mistyped column: expected string"):
