@@ -91,6 +91,36 @@ def retrieval_record(recall: ConversionRecall, prior: PriorChoice | None) -> str
     return json.dumps(record, indent=2) + "\n"
 
 
+def moved(path: str | Path, out: Path, final: Path | None) -> Path:
+    """Where `path`, inside `out`, will be once `out` is renamed to `final` (None: `out`
+    stays); a ValueError for a path outside `out`."""
+    inside = Path(path).resolve().relative_to(out.resolve())
+    return (final or out).resolve() / inside
+
+
+def record_init_from(runs: list[Path], out: Path, final: Path | None) -> None:
+    """Rewrite the `config.toml` of each run in `runs` warm-started from a run inside
+    `out` so that its `init_from` names that run where it will be once `out` is renamed
+    to `final`: the file is the one to reuse (`--config RUN/config.toml`), and `out`, a
+    temporary folder, is gone by then. An `init_from` outside `out` (the first encoder's,
+    from a config file) stays as it is; so does every one without a `final`."""
+    from hir_sdk.io.atomic import atomic_write_text
+    from hir_sdk.training.config import load_config
+
+    if final is None:  # the runs stay where they are
+        return
+    for run in runs:
+        path = run / "config.toml"
+        config = load_config(path)
+        if not config.init_from:
+            continue
+        try:
+            init_from = moved(config.init_from, out, final)
+        except ValueError:  # not one of this job's runs
+            continue
+        atomic_write_text(path, replace(config, init_from=str(init_from)).to_toml())
+
+
 def run_job(
     data: Path,
     out: Path,
@@ -103,7 +133,8 @@ def run_job(
     """Stages 1-6 of the module docstring on the dataset folder `data`, written into
     `out` (an existing folder the caller owns: `hir run` passes the temporary folder of
     its atomic output, and as `final` the folder it becomes, which the run paths written
-    into the embeddings' and the export's metadata then name). `progress` is called with
+    into the embeddings' and the export's metadata and the refresh runs' `init_from`
+    then name). `progress` is called with
     a line as each stage ends; `truth` is a synthetic world's planted truth, for the
     A/B's truth slices."""
     import tomli_w
@@ -154,12 +185,7 @@ def run_job(
     hir = build_hir_lookup(runs, data, graph, seed=settings.seed)
     latest = hir.full_snapshots[-1]
 
-    def recorded(path: str | Path) -> Path:
-        """Where `path` will be once `out` is renamed to `final`."""
-        inside = Path(path).resolve().relative_to(out.resolve())
-        return (final or out).resolve() / inside
-
-    run_shown = str(recorded(latest.meta["run"]))
+    run_shown = str(moved(latest.meta["run"], out, final))
     write_embeddings(replace(latest, meta={**latest.meta, "run": run_shown}), out / "embeddings")
     sizes = latest.meta["bom"]
     progress(
@@ -203,9 +229,10 @@ def run_job(
         embeddings=out / "embeddings",
         check=True,
         check_nodes=256,
-        recorded_run=recorded(runs[-1]),
+        recorded_run=moved(runs[-1], out, final),
     )
     progress(
         f"exported {', '.join(exported.files)} ({runs[-1].name}) and checked them against torch"
     )
+    record_init_from(runs, out, final)  # the runs' last readers are done with them
     return JobResult(graph, runs, hir, recall, prior, ab, exported)

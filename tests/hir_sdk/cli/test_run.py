@@ -23,6 +23,7 @@ from hir_sdk.schema.dataset import CONTENT_FILE
 from hir_sdk.schema.manifest import load_manifest
 from hir_sdk.synth import TRUTH_DIR
 from hir_sdk.training import load_config
+from hir_sdk.training.preflight import check_before_loading
 from tests.hir_sdk.cli.test_cli import RUNS
 from tests.hir_sdk.cli.test_cli import SMALL_ENCODER as DEMO_ENCODER
 
@@ -92,6 +93,11 @@ def test_run_on_a_dataset_without_content(tiny_world, tmp_path, capsys):
     assert {(c.model.dim, c.batch_size, c.use_content) for c in runs.values()} == {(32, 24, False)}
     assert {c.select for c in runs.values()} == {"last"}
     assert [Path(c.init_from).name for c in runs.values()] == ["", "run", "run_validation"]
+    # the published runs, not the temporary folder: the configs can be reused as they are
+    assert [c.init_from for c in runs.values()][1:] == [
+        str((out / name).resolve()) for name in ("run", "run_validation")
+    ]
+    check_before_loading(runs["run_test"], data)  # what `hir fit --config` checks first
     assert [c.train_until for c in runs.values()][1:] == [
         str(t.validation_start),
         str(t.test_start),
