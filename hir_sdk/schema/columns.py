@@ -258,16 +258,19 @@ def as_seconds(
         raise _mistyped(frame, column, "timestamps (integer/float seconds or datetime)", file)
     if not nullable:
         _no_nulls(frame, series, column, file, "null timestamps", show)
-    # range checks before the cast to Int64, which floats and UInt64 may not survive
-    for bad, problem in (
-        (series < 0, "negative timestamps (seconds before 1970)"),
+    # range checks before the cast to Int64, which floats and UInt64 may not survive; the
+    # rows are found only where the smallest or largest value is out of range
+    low, high = series.min(), series.max()
+    for outside, problem in (
+        (low is not None and low < 0, "negative timestamps (seconds before 1970)"),
         (
-            series > MAX_TIME,
+            high is not None and high > MAX_TIME,
             f"timestamps after 9999-12-31T23:59:59Z ({MAX_TIME} seconds; times are seconds "
             "since the epoch, so milliseconds must be divided by 1000)",
         ),
     ):
-        if bad.any():
+        if outside:
+            bad = series < 0 if problem.startswith("negative") else series > MAX_TIME
             raise fail_rows(problem, frame.filter(bad), file=file, column=column, show=show)
     if series.dtype == pl.Float64:
         series = series.floor()
@@ -275,13 +278,13 @@ def as_seconds(
 
 
 def _within(series: pl.Series, *, non_negative: bool, float32: bool) -> bool:
-    """True when a null-free Float64 column passes every check of `as_number`, from its
-    smallest and largest values alone (a NaN makes both NaN); False sends the column
-    through the row-by-row checks that name the offending rows."""
-    if series.null_count() or not len(series):
+    """True when a null-free Float64 column passes every check of `as_number`: no NaN,
+    and its smallest and largest values in range (polars reads them chunk by chunk, with
+    no copy); False sends the column through the row-by-row checks that name the
+    offending rows."""
+    if series.null_count() or not len(series) or series.is_nan().any():
         return False
-    values = series.to_numpy()
-    low, high = float(values.min()), float(values.max())
+    low, high = float(series.min()), float(series.max())  # type: ignore[arg-type]
     if not (np.isfinite(low) and np.isfinite(high)):
         return False
     if non_negative and low < 0:

@@ -15,7 +15,7 @@ _DENSE_FACTOR = 4  # a lookup table up to 4x the number of ids (+ slack) is wort
 _BLOCK = 1 << 16  # ids per block of the dense lookup: its temporaries stay in cache
 
 
-def _dense_table(
+def dense_table(
     all_ids: np.ndarray, offsets: np.ndarray, types: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """One lookup table over all `types` (concatenated per-type ranges), or None when the
@@ -39,23 +39,27 @@ def _dense_table(
     return table, lows, sizes, bases
 
 
-def _lookup_dense(
+def lookup_dense(
     table: np.ndarray,
     lows: np.ndarray,
     sizes: np.ndarray,
     bases: np.ndarray,
     codes: np.ndarray,
     wanted: np.ndarray,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     """Direct-table lookup, in blocks small enough that temporaries are reused from the
     heap instead of freshly mapped (page faults dominate whole-array temporaries) and
     stay in cache. The per-type values are gathered with `np.take`, which is faster than
-    fancy indexing for such small tables.
+    fancy indexing for such small tables. `out`: the int64 array to write (one of
+    `wanted`'s length), by default a new one.
 
     An id's offset from its type's lowest id, read as unsigned, is below the type's size
     exactly when the id lies in the type's range: one comparison instead of two."""
-    out = np.full(len(wanted), MISSING, dtype=np.int64)
+    if out is None:
+        out = np.empty(len(wanted), dtype=np.int64)
     if not len(table):
+        out.fill(MISSING)
         return out
     sizes, bases = sizes.astype(np.uint64), bases.astype(np.uint64)
     for lo in range(0, len(wanted), _BLOCK):
@@ -70,6 +74,23 @@ def _lookup_dense(
         np.take(table, offset.view(np.int64), out=found)
         np.putmask(found, outside, MISSING)
     return out
+
+
+def compose_dense(
+    dense: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], codes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """`dense_table`'s tables re-indexed through `codes` (an id -> type code map, -1 for
+    none): `lookup_dense` then takes those ids in place of type codes. An id mapped to no
+    type gets an empty range, so each of its rows is `MISSING`."""
+    table, lows, sizes, bases = dense
+    known = codes >= 0
+    code = np.where(known, codes, 0)
+    return (
+        table,
+        np.where(known, lows[code], 0),
+        np.where(known, sizes[code], 0),
+        np.where(known, bases[code], 0),
+    )
 
 
 def resolve(
@@ -92,13 +113,13 @@ def resolve(
     all_ids = nodes["node_id"].to_numpy()
     # every type first: finding which types `codes` holds is a pass over them, needed
     # only when some type's ids are too sparse for the table
-    dense = _dense_table(all_ids, offsets, np.arange(len(offsets) - 1))
+    dense = dense_table(all_ids, offsets, np.arange(len(offsets) - 1))
     if dense is not None:
-        return _lookup_dense(*dense, codes, wanted)
+        return lookup_dense(*dense, codes, wanted)
     types = np.flatnonzero(np.bincount(codes, minlength=len(offsets) - 1))
-    dense = _dense_table(all_ids, offsets, types)
+    dense = dense_table(all_ids, offsets, types)
     if dense is not None:
-        return _lookup_dense(*dense, codes, wanted)
+        return lookup_dense(*dense, codes, wanted)
     out = np.full(len(wanted), MISSING, dtype=np.int64)
     for code in types:
         lo, hi = int(offsets[code]), int(offsets[code + 1])

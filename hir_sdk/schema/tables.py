@@ -21,6 +21,12 @@ import numpy as np
 import polars as pl
 
 from hir_sdk.errors import InputError
+from hir_sdk.schema.category_codes import (
+    aligned_chunks,
+    category_table,
+    edge_type_codes,
+    resolve_end,
+)
 from hir_sdk.schema.columns import (
     ROW,
     as_id,
@@ -170,22 +176,24 @@ def _endpoint(
     return codes, resolve(nodes, offsets, codes, ids)
 
 
-def _times(frame: pl.DataFrame, manifest: DatasetManifest, file: Path) -> pl.Series:
+def _times(frame: pl.DataFrame, manifest: DatasetManifest, file: Path) -> np.ndarray:
+    """The checked times as one contiguous array (the copy out of the file's row groups
+    made here, on a worker thread)."""
     ts = as_seconds(frame, "ts", file, show=EDGE_COLUMNS)
     start, stop = manifest.time.start, manifest.time.end
-    outside = (ts < start) | (ts >= stop)
-    if outside.any():
+    if not start <= ts.min() or not ts.max() < stop:  # type: ignore[operator]
         raise fail_rows(
             f"timestamps outside the manifest's time range [{start}, {stop})",
-            frame.filter(outside),
+            frame.filter((ts < start) | (ts >= stop)),
             file=file,
             column="ts",
             show=EDGE_COLUMNS,
         )
-    return ts
+    return ts.to_numpy()
 
 
 def _weights(frame: pl.DataFrame, file: Path) -> np.ndarray:
+    """The checked weights as one contiguous array (ones where the file has none)."""
     if "weight" not in frame.columns:
         return np.ones(frame.height)
     weight = as_number(frame, "weight", file, nullable=False, non_negative=True, float32=True)
@@ -198,12 +206,72 @@ def validate_edges(
     """Check and normalize the edges table against the manifest and the validated nodes.
 
     Returns columns `src, dst, etype, ts, weight`, sorted by `ts` (ties keep file order).
-    The columns are checked on two threads (numpy and polars release the GIL); the
-    results are read in a fixed order, so a table with several problems always gets the
-    message of the first check in that order: the source end, the destination end, the
-    edge types, the times, the weights, then endpoints missing from the nodes.
+    Categorical type columns (how `read_table` reads them) are resolved straight from
+    their physical ids (`category_codes`); any problem there, and any other table, goes
+    through the checked path, which reports the first problem in a fixed order: the
+    source end, the destination end, the edge types, the times, the weights, then
+    endpoints missing from the nodes.
     """
     require_columns(frame, EDGE_COLUMNS, file)
+    try:
+        columns = _resolved_from_categories(frame, manifest, nodes, file)
+    except InputError:  # the checked path names it, or the first problem before it
+        columns = None
+    if columns is None:
+        columns = _resolved_checked(frame, manifest, nodes, file)
+    out = pl.DataFrame(columns)
+    if not out["ts"].is_sorted():
+        out = out.sort("ts", maintain_order=True)
+    return out
+
+
+def _resolved_from_categories(
+    frame: pl.DataFrame, manifest: DatasetManifest, nodes: pl.DataFrame, file: Path
+) -> dict[str, np.ndarray] | None:
+    """The output columns of a table without problems whose type columns are
+    categorical, or None (another table, or some problem: the caller checks it). Two
+    threads: the ends, the edge types, the times and the weights are independent here."""
+    kind = id_kind(nodes["node_id"].dtype)
+    if kind != "int":  # string ids resolve by a join (`node_index.resolve`)
+        return None
+    names = list(manifest.node_types)
+    rels = sorted({spec.rel for spec in manifest.edge_types})
+    wanted = {"src_type": names, "dst_type": names, "edge_type": rels}
+    tables = {column: category_table(frame[column], among) for column, among in wanted.items()}
+    if any(table is None for table in tables.values()):
+        return None
+    offsets = type_offsets(nodes, len(names))
+    order = ("src_type", "edge_type", "dst_type")
+
+    def end(side: str) -> np.ndarray | None:
+        ids = as_id(frame, f"{side}_id", file, kind)
+        pieces = aligned_chunks(frame[f"{side}_type"], ids)
+        return resolve_end(nodes, offsets, tables[f"{side}_type"], pieces)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        src, dst = pool.submit(end, "src"), pool.submit(end, "dst")
+        etype = pool.submit(
+            edge_type_codes,
+            manifest,
+            rels,
+            tuple(tables[c] for c in order),
+            aligned_chunks(*(frame[c] for c in order)),
+        )
+        ts = pool.submit(_times, frame, manifest, file)
+        weight = pool.submit(_weights, frame, file)
+        columns = {"src": src.result(), "dst": dst.result(), "etype": etype.result()}
+        times, weights = ts.result(), weight.result()
+    if any(c is None or c.min(initial=0) < 0 for c in columns.values()):
+        return None
+    return {**columns, "ts": times, "weight": weights}
+
+
+def _resolved_checked(
+    frame: pl.DataFrame, manifest: DatasetManifest, nodes: pl.DataFrame, file: Path
+) -> dict[str, np.ndarray]:
+    """The output columns, every value checked: the first problem in the order of
+    `validate_edges` raises `InputError`. The columns are checked on two threads (numpy
+    and polars release the GIL); the results are read in that fixed order."""
     kind = id_kind(nodes["node_id"].dtype)
     names = list(manifest.node_types)
     offsets = type_offsets(nodes, len(names))
@@ -241,18 +309,13 @@ def validate_edges(
                 column=f"{end}_id",
                 show=EDGE_COLUMNS,
             )
-    out = pl.DataFrame(
-        {
-            "src": index["src"],
-            "dst": index["dst"],
-            "etype": etype,
-            "ts": times.to_numpy(),
-            "weight": weights,
-        }
-    )
-    if not times.is_sorted():
-        out = out.sort("ts", maintain_order=True)
-    return out
+    return {
+        "src": index["src"],
+        "dst": index["dst"],
+        "etype": etype,
+        "ts": times,
+        "weight": weights,
+    }
 
 
 def _vector_columns(frame: pl.DataFrame, file: Path) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from hir_sdk.schema import node_index, tables
-from hir_sdk.schema.node_index import MISSING, _dense_table, _lookup_dense
+from hir_sdk.schema.node_index import MISSING, dense_table, lookup_dense
 
 
 def test_dense_lookup_over_many_blocks() -> None:
@@ -15,13 +15,13 @@ def test_dense_lookup_over_many_blocks() -> None:
     per_type = [np.sort(rng.choice(1_000, 600, replace=False)) + low for low in (0, -50, 10**6)]
     all_ids = np.concatenate(per_type).astype(np.int64)
     offsets = np.cumsum([0] + [len(ids) for ids in per_type])
-    dense = _dense_table(all_ids, offsets, np.arange(3))
+    dense = dense_table(all_ids, offsets, np.arange(3))
     assert dense is not None
     rows = 3 * node_index._BLOCK + 17  # several blocks and a short last one
     codes = rng.integers(0, 3, rows).astype(np.int32)
     wanted = rng.integers(-100, 1_000, rows) + np.where(codes == 2, 10**6, 0)
     wanted[:5] = [np.iinfo(np.int64).min, np.iinfo(np.int64).max, -1, 10**6 - 1, 10**6 + 999]
-    found = _lookup_dense(*dense, codes, wanted)
+    found = lookup_dense(*dense, codes, wanted)
     where = {
         (c, int(i)): offsets[c] + k for c, ids in enumerate(per_type) for k, i in enumerate(ids)
     }

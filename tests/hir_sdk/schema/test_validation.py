@@ -151,6 +151,10 @@ CASES = {
         },
         ["nodes.parquet", "duplicate node ids", "node_id='b'", "row 1:"],
     ),
+    "infinite weight": (
+        {"edges": EDGES.with_columns(pl.Series("weight", [1.0, 1, float("inf"), 1, 1, 1]))},
+        ["column 'weight'", "non-finite values", "row 2:"],
+    ),
     "negative weight": (
         {"edges": EDGES.with_columns(pl.Series("weight", [1.0, -1.0, 1, 1, 1, 1]))},
         ["column 'weight'", "negative values", "row 1:"],

@@ -1,0 +1,133 @@
+"""Edge ends and edge types straight from categorical type columns, for valid tables.
+
+The type columns arrive as categoricals (`read_table` reads them as dictionaries): each
+row holds a small physical id, and a few strings name those ids. Mapping every row to
+its manifest code first (a gather per column) and then looking the codes up again costs
+a pass per column over every row. Here each column's small table, from physical id to
+manifest code, is composed with what the codes index: the node types' lookup tables for
+the two ends, the declared (src type, relation, dst type) triples for the edge types. A
+row is then looked up from its physical ids directly.
+
+This path only answers for tables without problems: a physical id outside the manifest
+maps to nothing, and the caller, seeing a missing end or an undeclared edge type, runs
+the checked path, which names the first problem in its fixed order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from hir_sdk.schema.manifest import DatasetManifest
+from hir_sdk.schema.node_index import MISSING, compose_dense, dense_table, lookup_dense
+
+MAX_CATEGORIES = 1 << 16  # a category table up to this many entries; else `unique()`
+MAX_TRIPLES = 1 << 22  # (src, relation, dst) physical-id keys in one direct table
+BLOCK = 1 << 16  # rows per block of the edge-type lookup
+
+
+def category_table(series: pl.Series, names: list[str]) -> np.ndarray | None:
+    """(P,) int32: the position in `names` of the category with physical id p, or -1
+    (a name the manifest does not declare). None where the column is not categorical or
+    has nulls (the checked path names those)."""
+    if series.dtype not in (pl.Categorical, pl.Enum) or series.null_count():
+        return None
+    values, ids = _categories(series)
+    table = np.full(int(ids.max()) + 1 if len(ids) else 0, -1, dtype=np.int32)
+    position = {name: i for i, name in enumerate(names)}
+    for physical, value in zip(ids.tolist(), values, strict=True):
+        table[physical] = position.get(value, -1)
+    return table
+
+
+def _categories(series: pl.Series) -> tuple[list[str], np.ndarray]:
+    """The category strings and their physical ids: the dtype's whole table where polars
+    exposes it (small here: type names), else the values present in the column."""
+    categories = getattr(series.dtype, "categories", None)
+    every = categories if isinstance(categories, pl.Series) else None  # an Enum's
+    if every is None and hasattr(categories, "to_series"):  # a Categorical's mapping
+        every = categories.to_series()
+    if every is not None and len(every) <= MAX_CATEGORIES:
+        return every.cast(pl.String).to_list(), np.arange(len(every))
+    present = series.unique()
+    return present.cast(pl.String).to_list(), present.to_physical().to_numpy()
+
+
+def aligned_chunks(*columns: pl.Series) -> list[tuple[np.ndarray, ...]]:
+    """The columns as numpy arrays, piece by piece where their chunks (a parquet file's
+    row groups) have the same lengths: each piece is a view of polars' memory, where
+    one contiguous array per column would be a copy. Categoricals give their physical
+    ids."""
+    lengths = {tuple(len(c) for c in column.get_chunks()) for column in columns}
+    parts = (
+        [column.get_chunks() for column in columns] if len(lengths) == 1 else [[c] for c in columns]
+    )
+    return [tuple(_numbers(chunk) for chunk in piece) for piece in zip(*parts, strict=True)]
+
+
+def _numbers(series: pl.Series) -> np.ndarray:
+    if series.dtype in (pl.Categorical, pl.Enum):
+        series = series.to_physical()
+    return series.to_numpy()
+
+
+def resolve_end(
+    nodes: pl.DataFrame,
+    offsets: np.ndarray,
+    table: np.ndarray,
+    pieces: list[tuple[np.ndarray, np.ndarray]],
+) -> np.ndarray | None:
+    """Global node index of each row (`MISSING` where the type is undeclared or the id
+    is not a node of it), from `pieces` of (the type column's physical ids, the ids) and
+    the type column's category `table`. None where the node ids are too sparse for a
+    direct table (the checked path resolves those)."""
+    dense = dense_table(nodes["node_id"].to_numpy(), offsets, np.arange(len(offsets) - 1))
+    if dense is None or any(types.max(initial=0) >= len(table) for types, _ in pieces):
+        return None
+    composed = compose_dense(dense, table)
+    out = np.empty(sum(len(ids) for _, ids in pieces), dtype=np.int64)
+    start = 0
+    for types, ids in pieces:
+        lookup_dense(*composed, types, ids, out=out[start : start + len(ids)])
+        start += len(ids)
+    return out
+
+
+def edge_type_codes(
+    manifest: DatasetManifest,
+    rels: list[str],
+    tables: tuple[np.ndarray, np.ndarray, np.ndarray],
+    pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+) -> np.ndarray | None:
+    """Position of each row's (src type, relation, dst type) in `manifest.edge_types`,
+    -1 where undeclared, from the three columns' category `tables` and `pieces` of their
+    physical ids. None where the physical ids span more keys than one direct table
+    holds."""
+    sizes = [len(t) for t in tables]
+    if sizes[0] * sizes[1] * sizes[2] > MAX_TRIPLES:
+        return None
+    for piece in pieces:
+        if any(int(c.max(initial=0)) >= n for c, n in zip(piece, sizes, strict=True)):
+            return None
+    node_code, rel_code = manifest.node_type_index, {r: i for i, r in enumerate(rels)}
+    src, rel, dst = tables
+    keys = np.full(sizes, -1, dtype=np.int16)  # physical ids -> edge type
+    for position, spec in enumerate(manifest.edge_types):
+        wanted = (src == node_code[spec.src], rel == rel_code[spec.rel], dst == node_code[spec.dst])
+        keys[np.ix_(*wanted)] = position
+    flat = keys.reshape(-1)
+    out = np.empty(sum(len(piece[0]) for piece in pieces), dtype=np.int16)
+    start = 0
+    for s, r, d in pieces:
+        for lo in range(0, len(s), BLOCK):
+            hi = lo + BLOCK
+            key = s[lo:hi].astype(np.uint32) * np.uint32(sizes[1])
+            key += r[lo:hi]
+            key *= np.uint32(sizes[2])
+            key += d[lo:hi]
+            np.take(flat, key, out=out[start + lo : start + min(hi, len(s))])
+        start += len(s)
+    return out
+
+
+__all__ = ["MISSING", "aligned_chunks", "category_table", "edge_type_codes", "resolve_end"]
