@@ -284,6 +284,23 @@ def test_several_problems_give_the_first_message_in_order(case, write_dataset, t
     assert expected in err, err
 
 
+def test_tables_are_reported_in_order_nodes_edges_content(write_dataset, tmp_path, capsys):
+    """The edges are read, and the content checked, beside the nodes and the edges; a
+    dataset broken in several tables still gets the first table's message."""
+    bad_nodes = NODES.with_columns(pl.Series("node_type", ["user", "user", "ad", "ad", "x"]))
+    bad_edges = EDGES.with_columns(pl.Series("weight", [-1.0] * 6))
+    bad_content = CONTENT.with_columns(pl.Series("node_id", [99, 30]))
+    cases = [
+        ({"nodes": bad_nodes, "edges": bad_edges, "content": bad_content}, "nodes.parquet"),
+        ({"edges": bad_edges, "content": bad_content}, "edges.parquet"),
+        ({"content": bad_content}, "content.parquet"),
+        ({"nodes": bad_nodes, "edges": None}, "nodes.parquet"),  # the edges file missing
+    ]
+    for tables, file in cases:
+        err = _run_build(write_dataset(**tables), tmp_path, capsys)
+        assert file in err.splitlines()[0], err
+
+
 def test_missing_nodes_file(write_dataset, tmp_path, capsys):
     err = _run_build(write_dataset(nodes=None), tmp_path, capsys)
     assert "nodes.parquet: file not found" in err
