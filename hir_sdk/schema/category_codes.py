@@ -21,19 +21,23 @@ import polars as pl
 from hir_sdk.schema.manifest import DatasetManifest
 from hir_sdk.schema.node_index import MISSING, compose_dense, dense_table, lookup_dense
 
-MAX_CATEGORIES = 1 << 16  # a category table up to this many entries; else `unique()`
+MAX_CATEGORIES = 1 << 16  # the dtype's category list up to this many; else `unique()`
+MAX_TABLE = 1 << 20  # physical ids up to this: a larger table goes the checked path
 MAX_TRIPLES = 1 << 22  # (src, relation, dst) physical-id keys in one direct table
 BLOCK = 1 << 16  # rows per block of the edge-type lookup
 
 
 def category_table(series: pl.Series, names: list[str]) -> np.ndarray | None:
     """(P,) int32: the position in `names` of the category with physical id p, or -1
-    (a name the manifest does not declare). None where the column is not categorical or
-    has nulls (the checked path names those)."""
+    (a name the manifest does not declare). None where the column is not categorical,
+    has nulls (the checked path names those) or physical ids beyond `MAX_TABLE`."""
     if series.dtype not in (pl.Categorical, pl.Enum) or series.null_count():
         return None
     values, ids = _categories(series)
-    table = np.full(int(ids.max()) + 1 if len(ids) else 0, -1, dtype=np.int32)
+    size = int(ids.max()) + 1 if len(ids) else 0
+    if size > MAX_TABLE:  # physical ids from a process-wide mapping of many strings
+        return None
+    table = np.full(size, -1, dtype=np.int32)
     position = {name: i for i, name in enumerate(names)}
     for physical, value in zip(ids.tolist(), values, strict=True):
         table[physical] = position.get(value, -1)

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from hir_sdk.errors import InputError
-from hir_sdk.schema import tables
+from hir_sdk.schema import category_codes, tables
 from hir_sdk.schema.category_codes import aligned_chunks, category_table, edge_type_codes
 from hir_sdk.schema.columns import read_table
 from hir_sdk.schema.dataset import TYPE_COLUMNS
@@ -131,3 +131,16 @@ def test_category_table_maps_physical_ids_to_manifest_positions() -> None:
     physical = column.to_physical().to_numpy()
     assert table[physical].tolist() == [1, 0, -1, 1]
     assert category_table(pl.Series(["ad"]), TYPES) is None  # plain strings
+
+
+def test_a_large_category_mapping_goes_the_checked_path(tmp_path, monkeypatch) -> None:
+    """Physical ids from a process-wide mapping of many strings would make the tables
+    large: the table is checked row by row instead, with the same rows."""
+    manifest, nodes, path = _world(tmp_path, rows=5_000, seed=3)
+    frame = read_table(path, TYPE_COLUMNS)
+    monkeypatch.setattr(category_codes, "MAX_TABLE", 1)
+    assert category_table(frame["src_type"], TYPES) is None
+    assert tables._resolved_from_categories(frame, manifest, nodes, path) is None
+    out = tables.validate_edges(frame, manifest, nodes, path)
+    monkeypatch.undo()
+    assert out.equals(tables.validate_edges(frame, manifest, nodes, path))
