@@ -18,41 +18,48 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from hir_sdk.schema.columns import is_categorical
 from hir_sdk.schema.manifest import DatasetManifest
 from hir_sdk.schema.node_index import MISSING, compose_dense, dense_table, lookup_dense
 
-MAX_CATEGORIES = 1 << 16  # the dtype's category list up to this many; else `unique()`
 MAX_TABLE = 1 << 20  # physical ids up to this: a larger table goes the checked path
+MAX_NAMED = 1 << 12  # physical ids named one by one up to this; else from the rows
 MAX_TRIPLES = 1 << 22  # (src, relation, dst) physical-id keys in one direct table
 BLOCK = 1 << 16  # rows per block of the edge-type lookup
 
 
 def category_table(series: pl.Series, names: list[str]) -> np.ndarray | None:
     """(P,) int32: the position in `names` of the category with physical id p, or -1
-    (a name the manifest does not declare). None where the column is not categorical,
-    has nulls (the checked path names those) or physical ids beyond `MAX_TABLE`."""
-    if series.dtype not in (pl.Categorical, pl.Enum) or series.null_count():
+    (a name the manifest does not declare), for every physical id up to the column's
+    largest. None where the column is not categorical, has nulls (the checked path names
+    those) or physical ids beyond `MAX_TABLE` (polars numbers categories process-wide)."""
+    if not is_categorical(series.dtype) or series.null_count() or not len(series):
         return None
-    values, ids = _categories(series)
-    size = int(ids.max()) + 1 if len(ids) else 0
-    if size > MAX_TABLE:  # physical ids from a process-wide mapping of many strings
+    top = int(series.to_physical().max())  # type: ignore[arg-type]
+    if top >= MAX_TABLE:
         return None
-    table = np.full(size, -1, dtype=np.int32)
+    values, ids = _categories(series, top)
+    table = np.full(top + 1, -1, dtype=np.int32)
     position = {name: i for i, name in enumerate(names)}
     for physical, value in zip(ids.tolist(), values, strict=True):
-        table[physical] = position.get(value, -1)
+        table[physical] = position.get(value, -1) if value is not None else -1
     return table
 
 
-def _categories(series: pl.Series) -> tuple[list[str], np.ndarray]:
-    """The category strings and their physical ids: the dtype's whole table where polars
-    exposes it (small here: type names), else the values present in the column."""
+def _categories(series: pl.Series, top: int) -> tuple[list[str | None], np.ndarray]:
+    """The names of physical ids 0..`top` (`top`: the column's largest): read from the
+    dtype's category list where polars gives it by id (an Enum's list; a Categorical's
+    process-wide mapping, asked id by id while `top` is small), else the values the
+    column holds (a pass over its rows)."""
     categories = getattr(series.dtype, "categories", None)
-    every = categories if isinstance(categories, pl.Series) else None  # an Enum's
-    if every is None and hasattr(categories, "to_series"):  # a Categorical's mapping
-        every = categories.to_series()
-    if every is not None and len(every) <= MAX_CATEGORIES:
-        return every.cast(pl.String).to_list(), np.arange(len(every))
+    if isinstance(categories, pl.Series):  # an Enum: its categories in physical order
+        named = categories.cast(pl.String).to_list()[: top + 1]
+        return list(named), np.arange(len(named))
+    if categories is not None and top < MAX_NAMED and hasattr(categories, "__getitem__"):
+        try:
+            return [categories[i] for i in range(top + 1)], np.arange(top + 1)
+        except (IndexError, TypeError):  # an id reserved but not yet named, an old polars
+            pass
     present = series.unique()
     return present.cast(pl.String).to_list(), present.to_physical().to_numpy()
 
@@ -70,7 +77,7 @@ def aligned_chunks(*columns: pl.Series) -> list[tuple[np.ndarray, ...]]:
 
 
 def _numbers(series: pl.Series) -> np.ndarray:
-    if series.dtype in (pl.Categorical, pl.Enum):
+    if is_categorical(series.dtype):
         series = series.to_physical()
     return series.to_numpy()
 

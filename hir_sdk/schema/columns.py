@@ -28,6 +28,12 @@ _STRING_TYPES = tuple(
 )
 
 
+def is_categorical(dtype: pl.DataType) -> bool:
+    """A categorical or enum column, whatever its category mapping (a named
+    `pl.Categories` compares unequal to the plain `pl.Categorical`)."""
+    return isinstance(dtype, (pl.Categorical, pl.Enum))
+
+
 def listed(names: list) -> str:
     """`names` for a message: all of them, or the first few and how many more."""
     if len(names) <= MAX_LISTED_NAMES:
@@ -77,9 +83,12 @@ def reserved(column: str) -> str:
 
 def render_rows(frame: pl.DataFrame, columns: list[str]) -> list[str]:
     """Render the first offending rows as `row N: col=value, ...`."""
-    shown = frame.head(MAX_SHOWN_ROWS)
+    shown = frame.head(MAX_SHOWN_ROWS).select(ROW, *columns)
+    # times Python cannot hold (after the year 9999) are shown as polars prints them
+    dated = [c for c in columns if isinstance(shown[c].dtype, (pl.Datetime, pl.Date))]
+    shown = shown.with_columns(pl.col(c).cast(pl.String) for c in dated)
     lines = []
-    for record in shown.select([ROW, *columns]).iter_rows(named=True):
+    for record in shown.iter_rows(named=True):
         cells = ", ".join(f"{c}={record[c]!r}" for c in columns)
         lines.append(f"row {record[ROW]}: {cells}")
     return lines
@@ -114,7 +123,7 @@ def _mistyped(frame: pl.DataFrame, column: str, expected: str, file: Path) -> In
 def as_string(frame: pl.DataFrame, column: str, file: Path) -> pl.Series:
     """A non-null string column (categoricals are decoded)."""
     series = frame[column]
-    if series.dtype in (pl.Categorical, pl.Enum):
+    if is_categorical(series.dtype):
         series = series.cast(pl.String)
     if series.dtype != pl.String:
         raise _mistyped(frame, column, "string", file)
@@ -146,7 +155,7 @@ def type_codes(
     """
     series = frame[column]
     mapping = {name: i for i, name in enumerate(names)}
-    if series.dtype in (pl.Categorical, pl.Enum):
+    if is_categorical(series.dtype):
         _no_nulls(frame, series, column, file)
         present = series.unique()
         present_codes = present.to_physical().to_numpy()
@@ -181,7 +190,7 @@ def id_kind(dtype: pl.DataType) -> str | None:
     """'int' or 'str' for the dtypes allowed as node ids, else None."""
     if dtype.is_integer():
         return "int"
-    if dtype in (pl.String, pl.Categorical, pl.Enum):
+    if dtype == pl.String or is_categorical(dtype):
         return "str"
     return None
 

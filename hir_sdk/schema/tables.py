@@ -14,6 +14,7 @@ and `weight` as Float64, sorted by time (ties keep file order).
 
 from __future__ import annotations
 
+import math
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -22,6 +23,7 @@ import polars as pl
 
 from hir_sdk.errors import InputError
 from hir_sdk.schema.category_codes import (
+    MAX_TRIPLES,
     aligned_chunks,
     category_table,
     edge_type_codes,
@@ -181,7 +183,7 @@ def _times(frame: pl.DataFrame, manifest: DatasetManifest, file: Path) -> np.nda
     made here, on a worker thread)."""
     ts = as_seconds(frame, "ts", file, show=EDGE_COLUMNS)
     start, stop = manifest.time.start, manifest.time.end
-    if not start <= ts.min() or not ts.max() < stop:  # type: ignore[operator]
+    if len(ts) and (not start <= ts.min() or not ts.max() < stop):  # type: ignore[operator]
         raise fail_rows(
             f"timestamps outside the manifest's time range [{start}, {stop})",
             frame.filter((ts < start) | (ts >= stop)),
@@ -215,7 +217,7 @@ def validate_edges(
     require_columns(frame, EDGE_COLUMNS, file)
     try:
         columns = _resolved_from_categories(frame, manifest, nodes, file)
-    except InputError:  # the checked path names it, or the first problem before it
+    except Exception:  # the checked path names it, or the first problem before it
         columns = None
     if columns is None:
         columns = _resolved_checked(frame, manifest, nodes, file)
@@ -240,6 +242,8 @@ def _resolved_from_categories(
     tables = {column: category_table(frame[column], among) for column, among in wanted.items()}
     if any(table is None for table in tables.values()):
         return None
+    if math.prod(len(table) for table in tables.values()) > MAX_TRIPLES:  # type: ignore[arg-type]
+        return None  # physical ids too spread out for one edge-type table
     offsets = type_offsets(nodes, len(names))
     order = ("src_type", "edge_type", "dst_type")
 

@@ -135,7 +135,8 @@ def test_category_table_maps_physical_ids_to_manifest_positions() -> None:
 
 def test_a_large_category_mapping_goes_the_checked_path(tmp_path, monkeypatch) -> None:
     """Physical ids from a process-wide mapping of many strings would make the tables
-    large: the table is checked row by row instead, with the same rows."""
+    large (a type column's, or the edge types' over all three): the table is checked
+    row by row instead, with the same rows."""
     manifest, nodes, path = _world(tmp_path, rows=5_000, seed=3)
     frame = read_table(path, TYPE_COLUMNS)
     monkeypatch.setattr(category_codes, "MAX_TABLE", 1)
@@ -143,4 +144,7 @@ def test_a_large_category_mapping_goes_the_checked_path(tmp_path, monkeypatch) -
     assert tables._resolved_from_categories(frame, manifest, nodes, path) is None
     out = tables.validate_edges(frame, manifest, nodes, path)
     monkeypatch.undo()
+    assert out.equals(tables.validate_edges(frame, manifest, nodes, path))
+    monkeypatch.setattr(tables, "MAX_TRIPLES", 1)  # ids too spread for the triples' table
+    assert tables._resolved_from_categories(frame, manifest, nodes, path) is None
     assert out.equals(tables.validate_edges(frame, manifest, nodes, path))

@@ -17,6 +17,7 @@ from hir_sdk.schema import EdgeTypeSpec, load_dataset
 from hir_sdk.schema.columns import read_table
 from hir_sdk.schema.dataset import TYPE_COLUMNS
 from hir_sdk.schema.manifest import MAX_EDGE_TYPES
+from hir_sdk.schema.tables import validate_edges, validate_nodes
 from tests.conftest import DAY, T0, mini_manifest, mini_tables
 
 EDGES = mini_tables()["edges"]
@@ -282,6 +283,34 @@ def test_several_problems_give_the_first_message_in_order(case, write_dataset, t
     edges, expected = SEVERAL[case]
     err = _run_build(write_dataset(edges=edges), tmp_path, capsys)
     assert expected in err, err
+
+
+def test_times_after_the_year_9999_are_quoted_and_do_not_hide_earlier_problems(
+    write_dataset, tmp_path, capsys
+):
+    """A Datetime after 9999-12-31 (which parquet holds and Python's datetime cannot) is
+    quoted as polars prints it; beside an unknown node type, the type is reported first,
+    as the order says."""
+    late = EDGES["ts"].to_list()[:-1] + [253_402_300_800]  # 10000-01-01T00:00:00Z
+    edges = EDGES.with_columns((pl.Series("ts", late) * 1_000_000).cast(pl.Datetime("us")))
+    err = _run_build(write_dataset(edges=edges), tmp_path, capsys)
+    assert "timestamps after 9999-12-31" in err and "10000-01-01" in err
+    unknown = edges.with_columns(pl.Series("src_type", ["store", *EDGES["src_type"][1:]]))
+    err = _run_build(write_dataset(edges=unknown), tmp_path, capsys)
+    assert "unknown node types ['store']" in err
+
+
+def test_an_empty_edges_frame_and_named_categories_validate():
+    """The validator called directly: a frame of no edges gives no edges, and type
+    columns of a categorical with its own category mapping read as categoricals."""
+    manifest, path = mini_manifest(), Path("edges.parquet")
+    nodes = validate_nodes(NODES.with_row_index("__row"), manifest, Path("nodes.parquet"))
+    empty = validate_edges(EDGES.clear().with_row_index("__row"), manifest, nodes, path)
+    assert empty.height == 0 and empty.columns == ["src", "dst", "etype", "ts", "weight"]
+    named = pl.Categorical(pl.Categories("hir_sdk_test_types"))
+    frame = EDGES.with_columns(pl.col(c).cast(named) for c in TYPE_COLUMNS)
+    got = validate_edges(frame.with_row_index("__row"), manifest, nodes, path)
+    assert got.equals(validate_edges(EDGES.with_row_index("__row"), manifest, nodes, path))
 
 
 def test_tables_are_reported_in_order_nodes_edges_content(write_dataset, tmp_path, capsys):
