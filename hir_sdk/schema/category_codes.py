@@ -20,11 +20,11 @@ import polars as pl
 
 from hir_sdk.schema.columns import is_categorical
 from hir_sdk.schema.manifest import DatasetManifest
-from hir_sdk.schema.node_index import MISSING, compose_dense, dense_table, lookup_dense
+from hir_sdk.schema.node_index import compose_dense, lookup_dense
 
 MAX_TABLE = 1 << 20  # physical ids up to this: a larger table goes the checked path
 MAX_NAMED = 1 << 12  # physical ids named one by one up to this; else from the rows
-MAX_TRIPLES = 1 << 22  # (src, relation, dst) physical-id keys in one direct table
+MAX_TRIPLES = 1 << 22  # (src, relation, dst) keys in one direct table
 BLOCK = 1 << 16  # rows per block of the edge-type lookup
 
 
@@ -83,18 +83,14 @@ def _numbers(series: pl.Series) -> np.ndarray:
 
 
 def resolve_end(
-    nodes: pl.DataFrame,
-    offsets: np.ndarray,
+    dense: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
     table: np.ndarray,
     pieces: list[tuple[np.ndarray, np.ndarray]],
-) -> np.ndarray | None:
+) -> np.ndarray:
     """Global node index of each row (`MISSING` where the type is undeclared or the id
-    is not a node of it), from `pieces` of (the type column's physical ids, the ids) and
-    the type column's category `table`. None where the node ids are too sparse for a
-    direct table (the checked path resolves those)."""
-    dense = dense_table(nodes["node_id"].to_numpy(), offsets, np.arange(len(offsets) - 1))
-    if dense is None or any(types.max(initial=0) >= len(table) for types, _ in pieces):
-        return None
+    is not a node of it), from `pieces` of (the type column's physical ids, the ids),
+    the type column's category `table` (covering every physical id the column holds)
+    and the nodes' `dense_table`."""
     composed = compose_dense(dense, table)
     out = np.empty(sum(len(ids) for _, ids in pieces), dtype=np.int64)
     start = 0
@@ -104,41 +100,64 @@ def resolve_end(
     return out
 
 
-def edge_type_codes(
-    manifest: DatasetManifest,
-    rels: list[str],
-    tables: tuple[np.ndarray, np.ndarray, np.ndarray],
-    pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
-) -> np.ndarray | None:
-    """Position of each row's (src type, relation, dst type) in `manifest.edge_types`,
-    -1 where undeclared, from the three columns' category `tables` and `pieces` of their
-    physical ids. None where the physical ids span more keys than one direct table
-    holds."""
-    sizes = [len(t) for t in tables]
-    if sizes[0] * sizes[1] * sizes[2] > MAX_TRIPLES:
-        return None
-    for piece in pieces:
-        if any(int(c.max(initial=0)) >= n for c, n in zip(piece, sizes, strict=True)):
-            return None
+def edge_type_keys(
+    manifest: DatasetManifest, rels: list[str], tables: tuple[np.ndarray, np.ndarray, np.ndarray]
+) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None:
+    """How `edge_type_codes` finds a row's edge type: per column, what each physical id
+    adds to the row's key, and the table of keys -> edge type (-1: undeclared).
+
+    Where the three columns' physical ids span few keys, the key is the ids' own
+    position in that space, and each column's part a multiple of its id. Else (polars
+    numbers categories process-wide, and other columns may have taken many numbers) the
+    key is built from manifest codes, each id first mapped through its column's table,
+    over (node types + 1) x (relations + 1) x (node types + 1), where 0 is "undeclared".
+    None where neither space fits one table."""
     node_code, rel_code = manifest.node_type_index, {r: i for i, r in enumerate(rels)}
-    src, rel, dst = tables
-    keys = np.full(sizes, -1, dtype=np.int16)  # physical ids -> edge type
-    for position, spec in enumerate(manifest.edge_types):
-        wanted = (src == node_code[spec.src], rel == rel_code[spec.rel], dst == node_code[spec.dst])
-        keys[np.ix_(*wanted)] = position
-    flat = keys.reshape(-1)
+    declared = [
+        (node_code[spec.src], rel_code[spec.rel], node_code[spec.dst])
+        for spec in manifest.edge_types
+    ]
+    sizes = [len(t) for t in tables]
+    if sizes[0] * sizes[1] * sizes[2] <= MAX_TRIPLES:
+        src, rel, dst = tables
+        keys = np.full(sizes, -1, dtype=np.int16)
+        for position, (s, r, d) in enumerate(declared):
+            keys[np.ix_(src == s, rel == r, dst == d)] = position
+        steps = (sizes[1] * sizes[2], sizes[2], 1)
+        parts = tuple(
+            np.arange(n, dtype=np.int32) * step for n, step in zip(sizes, steps, strict=True)
+        )
+        return parts, keys.reshape(-1)  # type: ignore[return-value]
+    shape = (len(node_code) + 1, len(rels) + 1, len(node_code) + 1)
+    if shape[0] * shape[1] * shape[2] > MAX_TRIPLES:
+        return None
+    keys = np.full(shape, -1, dtype=np.int16)
+    for position, (s, r, d) in enumerate(declared):
+        keys[s + 1, r + 1, d + 1] = position
+    steps = (shape[1] * shape[2], shape[2], 1)
+    parts = tuple((t + 1).astype(np.int32) * step for t, step in zip(tables, steps, strict=True))
+    return parts, keys.reshape(-1)  # type: ignore[return-value]
+
+
+def edge_type_codes(
+    keys: tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+    pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+) -> np.ndarray:
+    """Position of each row's (src type, relation, dst type) in the manifest's edge
+    types, -1 where undeclared, from `edge_type_keys` and `pieces` of the three columns'
+    physical ids, in blocks whose temporaries stay in cache."""
+    (src, rel, dst), flat = keys
     out = np.empty(sum(len(piece[0]) for piece in pieces), dtype=np.int16)
     start = 0
     for s, r, d in pieces:
         for lo in range(0, len(s), BLOCK):
             hi = lo + BLOCK
-            key = s[lo:hi].astype(np.uint32) * np.uint32(sizes[1])
-            key += r[lo:hi]
-            key *= np.uint32(sizes[2])
-            key += d[lo:hi]
+            key = np.take(src, s[lo:hi])
+            key += np.take(rel, r[lo:hi])
+            key += np.take(dst, d[lo:hi])
             np.take(flat, key, out=out[start + lo : start + min(hi, len(s))])
         start += len(s)
     return out
 
 
-__all__ = ["MISSING", "aligned_chunks", "category_table", "edge_type_codes", "resolve_end"]
+__all__ = ["aligned_chunks", "category_table", "edge_type_codes", "edge_type_keys", "resolve_end"]

@@ -84,7 +84,8 @@ def reserved(column: str) -> str:
 def render_rows(frame: pl.DataFrame, columns: list[str]) -> list[str]:
     """Render the first offending rows as `row N: col=value, ...`."""
     shown = frame.head(MAX_SHOWN_ROWS).select(ROW, *columns)
-    # times Python cannot hold (after the year 9999) are shown as polars prints them
+    # times and dates are shown as polars prints them: Python's datetime cannot hold
+    # those after the year 9999, which parquet can
     dated = [c for c in columns if isinstance(shown[c].dtype, (pl.Datetime, pl.Date))]
     shown = shown.with_columns(pl.col(c).cast(pl.String) for c in dated)
     lines = []
@@ -288,9 +289,9 @@ def as_seconds(
 
 def _within(series: pl.Series, *, non_negative: bool, float32: bool) -> bool:
     """True when a null-free Float64 column passes every check of `as_number`: no NaN,
-    and its smallest and largest values in range (polars reads them chunk by chunk, with
-    no copy); False sends the column through the row-by-row checks that name the
-    offending rows."""
+    and its smallest and largest values in range (polars finds them chunk by chunk,
+    without a copy of the column); False sends the column through the row-by-row checks
+    that name the offending rows."""
     if series.null_count() or not len(series) or series.is_nan().any():
         return False
     low, high = float(series.min()), float(series.max())  # type: ignore[arg-type]

@@ -63,27 +63,32 @@ def load_dataset(root: str | Path) -> Dataset:
     # while they are validated; the edges are read while the nodes are checked, and the
     # content is checked beside the edges (it needs only the nodes). Each table's problem
     # is still reported in the order nodes, edges, content.
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        stop = Event()
-        fingerprint = pool.submit(fingerprint_files, files, stop=stop)
-        edges_frame = pool.submit(read_table, root / EDGES_FILE, TYPE_COLUMNS)
-        try:
-            nodes = validate_nodes(
-                read_table(root / NODES_FILE, ("node_type",)), manifest, root / NODES_FILE
-            )
-            content_future = (
-                pool.submit(_content, content_path, manifest, nodes) if has_content else None
-            )
-            edges = validate_edges(edges_frame.result(), manifest, nodes, root / EDGES_FILE)
-            content = None if content_future is None else content_future.result()
-        except BaseException:
-            stop.set()  # a dataset that fails validation needs no fingerprint
-            raise
-        return Dataset(
-            root=root,
-            manifest=manifest,
-            nodes=nodes,
-            edges=edges,
-            content=content,
-            fingerprint=fingerprint.result(),
+    pool = ThreadPoolExecutor(max_workers=3)
+    stop = Event()
+    fingerprint = pool.submit(fingerprint_files, files, stop=stop)
+    edges_frame = pool.submit(read_table, root / EDGES_FILE, TYPE_COLUMNS)
+    try:
+        nodes = validate_nodes(
+            read_table(root / NODES_FILE, ("node_type",)), manifest, root / NODES_FILE
         )
+        content_future = (
+            pool.submit(_content, content_path, manifest, nodes) if has_content else None
+        )
+        edges = validate_edges(edges_frame.result(), manifest, nodes, root / EDGES_FILE)
+        content = None if content_future is None else content_future.result()
+    except BaseException:
+        # a dataset that fails validation needs no fingerprint, and its message need not
+        # wait for the other tables' reads (they finish on their threads)
+        stop.set()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    digest = fingerprint.result()
+    pool.shutdown()
+    return Dataset(
+        root=root,
+        manifest=manifest,
+        nodes=nodes,
+        edges=edges,
+        content=content,
+        fingerprint=digest,
+    )

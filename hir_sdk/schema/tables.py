@@ -14,7 +14,6 @@ and `weight` as Float64, sorted by time (ties keep file order).
 
 from __future__ import annotations
 
-import math
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -23,10 +22,10 @@ import polars as pl
 
 from hir_sdk.errors import InputError
 from hir_sdk.schema.category_codes import (
-    MAX_TRIPLES,
     aligned_chunks,
     category_table,
     edge_type_codes,
+    edge_type_keys,
     resolve_end,
 )
 from hir_sdk.schema.columns import (
@@ -43,7 +42,7 @@ from hir_sdk.schema.columns import (
     type_codes,
 )
 from hir_sdk.schema.manifest import DatasetManifest
-from hir_sdk.schema.node_index import MISSING, resolve, search_sorted
+from hir_sdk.schema.node_index import MISSING, dense_table, resolve, search_sorted
 
 NODE_COLUMNS = ["node_type", "node_id"]
 EDGE_COLUMNS = ["src_type", "src_id", "dst_type", "dst_id", "edge_type", "ts"]
@@ -231,8 +230,10 @@ def _resolved_from_categories(
     frame: pl.DataFrame, manifest: DatasetManifest, nodes: pl.DataFrame, file: Path
 ) -> dict[str, np.ndarray] | None:
     """The output columns of a table without problems whose type columns are
-    categorical, or None (another table, or some problem: the caller checks it). Two
-    threads: the ends, the edge types, the times and the weights are independent here."""
+    categorical, or None (another table, or some problem: the caller checks it). What
+    decides that it cannot answer (string or sparse ids, type columns that are not
+    categorical, too many keys) is found before any pass over the rows. Two threads:
+    the ends, the edge types, the times and the weights are independent here."""
     kind = id_kind(nodes["node_id"].dtype)
     if kind != "int":  # string ids resolve by a join (`node_index.resolve`)
         return None
@@ -242,30 +243,26 @@ def _resolved_from_categories(
     tables = {column: category_table(frame[column], among) for column, among in wanted.items()}
     if any(table is None for table in tables.values()):
         return None
-    if math.prod(len(table) for table in tables.values()) > MAX_TRIPLES:  # type: ignore[arg-type]
-        return None  # physical ids too spread out for one edge-type table
-    offsets = type_offsets(nodes, len(names))
     order = ("src_type", "edge_type", "dst_type")
+    keys = edge_type_keys(manifest, rels, tuple(tables[c] for c in order))  # type: ignore[arg-type]
+    offsets = type_offsets(nodes, len(names))
+    dense = dense_table(nodes["node_id"].to_numpy(), offsets, np.arange(len(names)))
+    if keys is None or dense is None:  # sparse ids: a binary search per type
+        return None
 
-    def end(side: str) -> np.ndarray | None:
+    def end(side: str) -> np.ndarray:
         ids = as_id(frame, f"{side}_id", file, kind)
         pieces = aligned_chunks(frame[f"{side}_type"], ids)
-        return resolve_end(nodes, offsets, tables[f"{side}_type"], pieces)
+        return resolve_end(dense, tables[f"{side}_type"], pieces)  # type: ignore[arg-type]
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         src, dst = pool.submit(end, "src"), pool.submit(end, "dst")
-        etype = pool.submit(
-            edge_type_codes,
-            manifest,
-            rels,
-            tuple(tables[c] for c in order),
-            aligned_chunks(*(frame[c] for c in order)),
-        )
+        etype = pool.submit(edge_type_codes, keys, aligned_chunks(*(frame[c] for c in order)))
         ts = pool.submit(_times, frame, manifest, file)
         weight = pool.submit(_weights, frame, file)
         columns = {"src": src.result(), "dst": dst.result(), "etype": etype.result()}
         times, weights = ts.result(), weight.result()
-    if any(c is None or c.min(initial=0) < 0 for c in columns.values()):
+    if any(c.min(initial=0) < 0 for c in columns.values()):
         return None
     return {**columns, "ts": times, "weight": weights}
 

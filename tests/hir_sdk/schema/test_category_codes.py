@@ -12,7 +12,12 @@ import pytest
 
 from hir_sdk.errors import InputError
 from hir_sdk.schema import category_codes, tables
-from hir_sdk.schema.category_codes import aligned_chunks, category_table, edge_type_codes
+from hir_sdk.schema.category_codes import (
+    aligned_chunks,
+    category_table,
+    edge_type_codes,
+    edge_type_keys,
+)
 from hir_sdk.schema.columns import read_table
 from hir_sdk.schema.dataset import TYPE_COLUMNS
 from tests.conftest import DAY, T0, mini_manifest
@@ -100,26 +105,49 @@ def test_problems_hand_over_to_the_checked_path(tmp_path, change, message) -> No
         tables.validate_edges(frame, manifest, nodes, path)
 
 
-def test_edge_type_codes_against_a_reference() -> None:
+@pytest.mark.parametrize("padding", [0, 3_000])
+def test_edge_type_codes_against_a_reference(padding) -> None:
     """Every (src, relation, dst) combination of physical ids, in two pieces; the
     category tables (of different lengths) map the ids in another order than the
-    manifest's, and some ids to no declared name."""
+    manifest's, and some ids to no declared name. Padded with thousands of unused ids
+    (other columns' categories), the keys come from manifest codes instead."""
     manifest = mini_manifest()
     rels = sorted({spec.rel for spec in manifest.edge_types})
     src_names, rel_names, dst_names = [*TYPES[::-1], "x"], [*rels[::-1], "y"], ["z", *TYPES, "w"]
     tables_ = tuple(
-        np.array([among.index(v) if v in among else -1 for v in values], dtype=np.int32)
+        np.array([among.index(v) if v in among else -1 for v in values] + [-1] * padding)
         for values, among in ((src_names, TYPES), (rel_names, rels), (dst_names, TYPES))
     )
+    keys = edge_type_keys(manifest, rels, tables_)
+    assert keys is not None
+    by_codes = len(keys[1]) == (len(TYPES) + 1) ** 2 * (len(rels) + 1)
+    assert by_codes == (padding > 0)
     grid = np.array([(s, r, d) for s in range(4) for r in range(4) for d in range(5)]).T.astype(
         np.uint32
     )
     pieces = [tuple(g[:5] for g in grid), tuple(g[5:] for g in grid)]
-    got = edge_type_codes(manifest, rels, tables_, pieces)
-    keys = {(x.src, x.rel, x.dst): k for k, x in enumerate(manifest.edge_types)}
-    expected = [keys.get((src_names[s], rel_names[r], dst_names[d]), -1) for s, r, d in grid.T]
-    assert got is not None and got.tolist() == expected
+    got = edge_type_codes(keys, pieces)
+    declared = {(x.src, x.rel, x.dst): k for k, x in enumerate(manifest.edge_types)}
+    expected = [declared.get((src_names[s], rel_names[r], dst_names[d]), -1) for s, r, d in grid.T]
+    assert got.tolist() == expected
     assert (got >= 0).any() and (got < 0).any()
+
+
+def test_many_other_categories_keep_the_categorical_path(tmp_path) -> None:
+    """Polars numbers categories process-wide: after thousands of other strings were
+    made categorical, the type names' physical ids are large, and the edge types are
+    keyed by manifest codes; the categorical path still answers, with the same rows."""
+    mapping = pl.Categorical(pl.Categories("hir_sdk_test_many"))  # one this test fills
+    others = pl.Series([f"other-{i}" for i in range(5_000)], dtype=mapping)  # kept alive
+    manifest, nodes, path = _world(tmp_path, rows=5_000, seed=4)
+    frame = read_table(path, TYPE_COLUMNS)
+    frame = frame.with_columns(pl.col(c).cast(pl.String).cast(mapping) for c in TYPE_COLUMNS)
+    assert len(category_table(frame["src_type"], TYPES)) > 5_000  # type: ignore[arg-type]
+    fast = tables._resolved_from_categories(frame, manifest, nodes, path)
+    assert fast is not None
+    checked = tables._resolved_checked(frame, manifest, nodes, path)
+    assert pl.DataFrame(fast).equals(pl.DataFrame(checked))
+    assert others.len() == 5_000
 
 
 def test_category_table_maps_physical_ids_to_manifest_positions() -> None:
@@ -145,6 +173,6 @@ def test_a_large_category_mapping_goes_the_checked_path(tmp_path, monkeypatch) -
     out = tables.validate_edges(frame, manifest, nodes, path)
     monkeypatch.undo()
     assert out.equals(tables.validate_edges(frame, manifest, nodes, path))
-    monkeypatch.setattr(tables, "MAX_TRIPLES", 1)  # ids too spread for the triples' table
+    monkeypatch.setattr(category_codes, "MAX_TRIPLES", 1)  # no table of edge-type keys fits
     assert tables._resolved_from_categories(frame, manifest, nodes, path) is None
     assert out.equals(tables.validate_edges(frame, manifest, nodes, path))

@@ -16,7 +16,14 @@ import polars as pl
 import pytest
 
 from hir_sdk.graph import build_graph
-from hir_sdk.schema import Dataset, DatasetManifest, EdgeTypeSpec, TimeSplits, tables
+from hir_sdk.schema import (
+    Dataset,
+    DatasetManifest,
+    EdgeTypeSpec,
+    TimeSplits,
+    category_codes,
+    tables,
+)
 from hir_sdk.schema.columns import ROW
 from hir_sdk.schema.tables import validate_edges, validate_nodes
 from tests.conftest import DAY, T0
@@ -49,6 +56,7 @@ def _manifest() -> DatasetManifest:
 def test_each_edge_gets_the_code_of_its_declared_triple(categorical, table, monkeypatch):
     if not table:  # every key too many for a direct table: the sorted search
         monkeypatch.setattr(tables, "MAX_TRIPLE_TABLE", 0)
+        monkeypatch.setattr(category_codes, "MAX_TRIPLES", 0)  # on the checked path
     manifest = _manifest()
     keys = manifest.edge_type_keys
     assert len(keys) == 3_000

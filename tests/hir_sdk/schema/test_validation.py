@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -283,6 +284,31 @@ def test_several_problems_give_the_first_message_in_order(case, write_dataset, t
     edges, expected = SEVERAL[case]
     err = _run_build(write_dataset(edges=edges), tmp_path, capsys)
     assert expected in err, err
+
+
+def test_a_nodes_problem_does_not_wait_for_the_edges_read(write_dataset, monkeypatch):
+    """The edges are read on a thread while the nodes are checked; a problem in the
+    nodes is reported while that read is still going (a large file could take minutes,
+    or memory the machine lacks)."""
+    from hir_sdk.schema import dataset
+
+    released, read, real = threading.Event(), threading.Event(), dataset.read_table
+
+    def held(path, categories=()):
+        if path.name == "edges.parquet":
+            released.wait(timeout=10)  # what waited for the read waits this long
+            read.set()
+        return real(path, categories)
+
+    monkeypatch.setattr(dataset, "read_table", held)
+    bad_nodes = NODES.with_columns(pl.Series("node_type", ["user", "user", "ad", "ad", "x"]))
+    root = write_dataset(nodes=bad_nodes)
+    try:
+        with pytest.raises(InputError, match="unknown node types"):
+            load_dataset(root)
+        assert not read.is_set()  # reported while the edges read was still held
+    finally:
+        released.set()
 
 
 def test_times_after_the_year_9999_are_quoted_and_do_not_hide_earlier_problems(
