@@ -196,12 +196,16 @@ def id_kind(dtype: pl.DataType) -> str | None:
     return None
 
 
-def as_id(frame: pl.DataFrame, column: str, file: Path, kind: str | None = None) -> pl.Series:
+def as_id(
+    frame: pl.DataFrame, column: str, file: Path, kind: str | None = None, *, nul: bool = True
+) -> pl.Series:
     """A non-null id column, normalized to Int64 or String; `kind` forces one family.
 
     Integer ids must fit in Int64 (unsigned ids of 2**63 and more do not); string ids may
     not contain NUL characters, which fixed-width numpy strings (the saved graph's id
-    arrays) cannot hold: `"n0"` and `"n0\\0"` would become the same id.
+    arrays) cannot hold: `"n0"` and `"n0\\0"` would become the same id. `nul=False`
+    leaves that check to the caller: ids only looked up among the nodes' (which have
+    none) cannot be found when they hold one (`nul_ids` then names them).
     """
     series = frame[column]
     found = id_kind(series.dtype)
@@ -223,17 +227,27 @@ def as_id(frame: pl.DataFrame, column: str, file: Path, kind: str | None = None)
             )
     series = series.cast(pl.Int64 if found == "int" else pl.String)
     _no_nulls(frame, series, column, file, "null ids")
-    if found == "str":
-        nul = series.str.contains("\x00", literal=True)
-        if nul.any():
-            raise fail_rows(
-                "string ids may not contain NUL characters ('\\x00')",
-                frame.filter(nul),
-                file=file,
-                column=column,
-                show=[column],
-            )
+    if found == "str" and nul:
+        nul_ids(frame, series, column, file)
     return series
+
+
+def nul_ids(
+    frame: pl.DataFrame, ids: pl.Series, column: str, file: Path, rows: pl.Series | None = None
+) -> None:
+    """Raise `InputError` naming the string ids (among `rows`, default all) that hold a
+    NUL character."""
+    bad = ids.str.contains("\x00", literal=True)
+    if rows is not None:
+        bad &= rows
+    if bad.any():
+        raise fail_rows(
+            "string ids may not contain NUL characters ('\\x00')",
+            frame.filter(bad),
+            file=file,
+            column=column,
+            show=[column],
+        )
 
 
 def as_seconds(

@@ -37,6 +37,7 @@ from hir_sdk.schema.columns import (
     fail_rows,
     id_kind,
     listed,
+    nul_ids,
     require_columns,
     reserved,
     type_codes,
@@ -173,7 +174,7 @@ def _endpoint(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Type codes and global node indices (`MISSING` where not found) of one edge end."""
     codes = type_codes(frame, f"{end}_type", names, file, "node types")
-    ids = as_id(frame, f"{end}_id", file, kind)
+    ids = as_id(frame, f"{end}_id", file, kind, nul=False)  # a NUL id is never found
     return codes, resolve(nodes, offsets, codes, ids)
 
 
@@ -211,7 +212,8 @@ def validate_edges(
     their physical ids (`category_codes`); any problem there, and any other table, goes
     through the checked path, which reports the first problem in a fixed order: the
     source end, the destination end, the edge types, the times, the weights, then
-    endpoints missing from the nodes.
+    endpoints missing from the nodes (string ids holding a NUL character, which no node
+    has, named as such).
     """
     require_columns(frame, EDGE_COLUMNS, file)
     try:
@@ -303,6 +305,9 @@ def _resolved_checked(
     for end in ("src", "dst"):
         dangling = index[end] < 0
         if dangling.any():
+            if kind == "str":  # a NUL in an id is why some are missing, and its own rule
+                ids = as_id(frame, f"{end}_id", file, kind, nul=False)
+                nul_ids(frame, ids, f"{end}_id", file, rows=pl.Series(dangling))
             raise fail_rows(
                 f"edge endpoints not found in nodes ({end}_type, {end}_id)",
                 frame.filter(pl.Series(dangling)),

@@ -207,6 +207,18 @@ CASES = {
         },
         ["nodes.parquet", "column 'node_id'", "NUL", "row 1:"],
     ),
+    # an edge id with a NUL is one no node has: named for the NUL, not as "not found"
+    "an edge id with a NUL character": (
+        {
+            "nodes": NODES.with_columns(pl.Series("node_id", ["u0", "u1", "a", "b", "c"])),
+            "edges": EDGES.with_columns(
+                pl.Series("src_id", ["c", "c", "u0", "u1\0", "u0", "u0"]),
+                pl.Series("dst_id", ["a", "b", "a", "b", "b", "a"]),
+            ),
+            "content": CONTENT.with_columns(pl.Series("node_id", ["a", "c"])),
+        },
+        ["edges.parquet", "column 'src_id'", "NUL", "row 3:"],
+    ),
     # was silent until `hir fit`: NaN inside a content vector passed validation
     "NaN inside a content vector": (
         {"content": CONTENT.with_columns(pl.Series("image", [[0.5, float("nan")], [1.0, 0.0]]))},
