@@ -109,7 +109,6 @@ def validate_nodes(frame: pl.DataFrame, manifest: DatasetManifest, file: Path) -
 
 
 MAX_TRIPLE_TABLE = 1 << 22  # (src type, relation, dst type) keys: a direct table up to this
-TRIPLE_BLOCK = 1 << 16  # edges per block of the triple lookup
 
 
 def _edge_type_codes(
@@ -118,49 +117,33 @@ def _edge_type_codes(
     """Position of each (src, rel, dst) in `manifest.edge_types`, or -1 if undeclared.
 
     Each triple of codes becomes one integer key, looked up in a table over every possible
-    key when that table is small (the usual handful of node types and relations), else
-    among the declared triples' sorted keys.
+    key when that table is small (the usual handful of node types and relations: the
+    categorical path's table, `category_codes.edge_type_keys`, with each code its own
+    id), else among the declared triples' sorted keys.
     """
+    num_types = len(manifest.node_types)
+    size = num_types * len(rels) * num_types
+    if size <= MAX_TRIPLE_TABLE:
+        types = np.arange(num_types, dtype=np.int32)
+        keys = edge_type_keys(manifest, rels, (types, np.arange(len(rels), dtype=np.int32), types))
+        if keys is not None:
+            return edge_type_codes(keys, [(src, rel, dst)])
     node_code = manifest.node_type_index
     rel_code = {name: i for i, name in enumerate(rels)}
     specs = manifest.edge_types
-    num_types = len(manifest.node_types)
-
-    size = num_types * len(rels) * num_types
-    dtype = np.int32 if size <= MAX_TRIPLE_TABLE else np.int64  # a table's keys fit int32
 
     def key(s: np.ndarray, r: np.ndarray, d: np.ndarray) -> np.ndarray:
-        return (s.astype(dtype) * len(rels) + r) * num_types + d
+        return (s.astype(np.int64) * len(rels) + r) * num_types + d
 
     declared = key(
-        np.array([node_code[x.src] for x in specs], dtype=dtype),
-        np.array([rel_code[x.rel] for x in specs], dtype=dtype),
-        np.array([node_code[x.dst] for x in specs], dtype=dtype),
+        np.array([node_code[x.src] for x in specs], dtype=np.int64),
+        np.array([rel_code[x.rel] for x in specs], dtype=np.int64),
+        np.array([node_code[x.dst] for x in specs], dtype=np.int64),
     )
-    if size <= MAX_TRIPLE_TABLE:
-        table = np.full(size, -1, dtype=np.int16)
-        table[declared] = np.arange(len(specs), dtype=np.int16)
-        return _triple_lookup(table, src, rel, dst, len(rels), num_types)
     wanted = key(src, rel, dst)
     order = np.argsort(declared)
     pos = search_sorted(declared[order], wanted)
     return np.where(pos == MISSING, -1, order[np.maximum(pos, 0)]).astype(np.int16)
-
-
-def _triple_lookup(
-    table: np.ndarray, src: np.ndarray, rel: np.ndarray, dst: np.ndarray, rels: int, types: int
-) -> np.ndarray:
-    """`table[(src * rels + rel) * types + dst]` (int32 keys), in blocks whose temporaries
-    stay in cache."""
-    out = np.empty(len(src), dtype=table.dtype)
-    for lo in range(0, len(src), TRIPLE_BLOCK):
-        hi = lo + TRIPLE_BLOCK
-        key = src[lo:hi].astype(np.int32) * np.int32(rels)
-        key += rel[lo:hi]
-        key *= np.int32(types)
-        key += dst[lo:hi]
-        np.take(table, key, out=out[lo:hi])
-    return out
 
 
 def _endpoint(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hir_sdk.schema import node_index, tables
+from hir_sdk.schema import category_codes, node_index
 from hir_sdk.schema.node_index import MISSING, dense_table, lookup_dense
 
 
@@ -31,14 +31,23 @@ def test_dense_lookup_over_many_blocks() -> None:
 
 
 def test_triple_lookup_over_many_blocks() -> None:
+    """`edge_type_codes` (both paths' edge-type lookup) over several blocks and pieces,
+    with the keys of a direct table: `table[(src * rels + rel) * types + dst]`."""
     rng = np.random.default_rng(1)
     rels, types = 5, 7
     table = rng.integers(-1, 30, types * rels * types).astype(np.int16)
-    rows = 2 * tables.TRIPLE_BLOCK + 3
+    rows = 2 * category_codes.BLOCK + 3
     src = rng.integers(0, types, rows).astype(np.int32)
     rel = rng.integers(0, rels, rows).astype(np.int32)
     dst = rng.integers(0, types, rows).astype(np.int32)
-    got = tables._triple_lookup(table, src, rel, dst, rels, types)
+    parts = (
+        np.arange(types, dtype=np.int32) * rels * types,
+        np.arange(rels, dtype=np.int32) * types,
+        np.arange(types, dtype=np.int32),
+    )
+    cut = category_codes.BLOCK + 5  # a piece that ends inside a block
+    pieces = [(src[:cut], rel[:cut], dst[:cut]), (src[cut:], rel[cut:], dst[cut:])]
+    got = category_codes.edge_type_codes((parts, table), pieces)
     assert got.dtype == np.int16
     expected = table[(src.astype(np.int64) * rels + rel) * types + dst]
     np.testing.assert_array_equal(got, expected)
