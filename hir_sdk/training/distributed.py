@@ -95,6 +95,12 @@ def init_from_env() -> bool:
     device, `cuda:LOCAL_RANK`, so NCCL does not put every rank on GPU 0."""
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1 or dist.is_initialized():
         return dist.is_initialized()
+    # torch's compiler stack (loaded by the first optimizer) keeps references to a
+    # process group that exists when it is imported, so `destroy_process_group` would
+    # leave gloo's threads running until interpreter teardown, which can then abort the
+    # process ("terminate called without an active exception"); loaded first, it holds none
+    import torch._dynamo  # noqa: F401
+
     cuda = torch.cuda.is_available()
     if cuda:
         device = device_for("cuda", local_rank(), torch.cuda.device_count())

@@ -171,6 +171,8 @@ def two_ranks(tiny_world, tmp_path_factory):
         for process in ranks:
             process.kill()
     reports = [json.loads((out / f"rank{r}.json").read_text()) for r in range(2)]
+    for r, report in enumerate(reports):
+        report |= json.loads((out / f"rank{r}_after.json").read_text())
     return codes, reports, run, logs
 
 
@@ -182,6 +184,13 @@ def test_a_failed_write_on_rank_zero_stops_every_rank(two_ranks):
     assert [r["step"] for r in reports] == [two_rank_worker.FULL_FROM_STEP] * 2
     assert "No space left on device" in logs[0]
     assert load_checkpoint(run / "checkpoints" / "last.pt")["step"] == 1
+
+
+def test_leaving_the_process_group_stops_its_threads(two_ranks):
+    # the optimizer loads torch's compiler stack; loaded after the group exists, it kept
+    # the group alive, and its threads ended at teardown, where they could abort a rank
+    _, reports, _, _ = two_ranks
+    assert [r["threads"] for r in reports] == [[], []]
 
 
 def test_every_rank_queues_the_whole_batch(two_ranks):

@@ -9,7 +9,8 @@ stopped with, its step, its best validation loss and a hash of its cluster queue
 
 A rank then stays alive until both ranks have reported, as a GPU rank would: a process
 that exits closes its gloo connections, which wakes a peer that NCCL would leave waiting.
-It then leaves its process group, as `hir fit` does, and exits with status 1 if it
+It then leaves its process group, as `hir fit` does, writes `rank{R}_after.json` (the
+gloo and store threads still running after that), and exits with status 1 if it
 stopped with an error.
 
     python -m tests.hir_sdk.training.two_rank_worker DATA RUN OUT
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import glob
 import hashlib
 import json
 import sys
@@ -60,6 +62,17 @@ def _full_disk_from_step_2(rank: int):
     return save
 
 
+def _native_threads() -> list[str]:
+    """The names of this process's threads (Linux), skipping any that end meanwhile."""
+    names = []
+    for path in glob.glob("/proc/self/task/*/comm"):
+        try:
+            names.append(Path(path).read_text().strip())
+        except OSError:
+            continue
+    return names
+
+
 def main(data: str, run: str, out: str) -> int:
     init_from_env()
     rank, size = world()
@@ -88,6 +101,10 @@ def main(data: str, run: str, out: str) -> int:
     # as `hir fit` does: a process group left to interpreter teardown can abort the
     # process ("terminate called without an active exception") instead of exiting
     torch.distributed.destroy_process_group()
+    # what is left of gloo and its store must go with the group, not at interpreter
+    # teardown, where it raced the other rank's exit (Linux: native threads by name)
+    left = sorted(name for name in _native_threads() if "gloo" in name or "tcpstore" in name)
+    Path(out, f"rank{rank}_after.json").write_text(json.dumps({"threads": left}))
     if failure is not None:
         print(f"rank {rank}: {failure!r}", file=sys.stderr)
         return 1
