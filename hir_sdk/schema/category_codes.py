@@ -18,12 +18,11 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from hir_sdk.schema.columns import is_categorical
+from hir_sdk.schema.columns import category_positions, is_categorical
 from hir_sdk.schema.manifest import DatasetManifest
 from hir_sdk.schema.node_index import compose_dense, lookup_dense
 
 MAX_TABLE = 1 << 20  # physical ids up to this: a larger table goes the checked path
-MAX_NAMED = 1 << 12  # physical ids named one by one up to this; else from the rows
 MAX_TRIPLES = 1 << 22  # (src, relation, dst) keys in one direct table
 BLOCK = 1 << 16  # rows per block of the edge-type lookup
 
@@ -31,37 +30,14 @@ BLOCK = 1 << 16  # rows per block of the edge-type lookup
 def category_table(series: pl.Series, names: list[str]) -> np.ndarray | None:
     """(P,) int32: the position in `names` of the category with physical id p, or -1
     (a name the manifest does not declare), for every physical id up to the column's
-    largest. None where the column is not categorical, has nulls (the checked path names
-    those) or physical ids beyond `MAX_TABLE` (polars numbers categories process-wide)."""
+    largest (`columns.category_positions`). None where the column is not categorical,
+    has nulls (the checked path names those) or physical ids beyond `MAX_TABLE` (polars
+    numbers categories process-wide)."""
     if not is_categorical(series.dtype) or series.null_count() or not len(series):
         return None
-    top = int(series.to_physical().max())  # type: ignore[arg-type]
-    if top >= MAX_TABLE:
+    if int(series.to_physical().max()) >= MAX_TABLE:  # type: ignore[arg-type]
         return None
-    values, ids = _categories(series, top)
-    table = np.full(top + 1, -1, dtype=np.int32)
-    position = {name: i for i, name in enumerate(names)}
-    for physical, value in zip(ids.tolist(), values, strict=True):
-        table[physical] = position.get(value, -1) if value is not None else -1
-    return table
-
-
-def _categories(series: pl.Series, top: int) -> tuple[list[str | None], np.ndarray]:
-    """The names of physical ids 0..`top` (`top`: the column's largest): read from the
-    dtype's category list where polars gives it by id (an Enum's list; a Categorical's
-    process-wide mapping, asked id by id while `top` is small), else the values the
-    column holds (a pass over its rows)."""
-    categories = getattr(series.dtype, "categories", None)
-    if isinstance(categories, pl.Series):  # an Enum: its categories in physical order
-        named = categories.cast(pl.String).to_list()[: top + 1]
-        return list(named), np.arange(len(named))
-    if categories is not None and top < MAX_NAMED and hasattr(categories, "__getitem__"):
-        try:
-            return [categories[i] for i in range(top + 1)], np.arange(top + 1)
-        except (IndexError, TypeError):  # an id reserved but not yet named, an old polars
-            pass
-    present = series.unique()
-    return present.cast(pl.String).to_list(), present.to_physical().to_numpy()
+    return category_positions(series, names)
 
 
 def aligned_chunks(*columns: pl.Series) -> list[tuple[np.ndarray, ...]]:

@@ -19,6 +19,7 @@ ROW = "__row"  # 0-based row number in the file, carried for error messages
 INT64_MAX = np.iinfo(np.int64).max
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 MAX_LISTED_NAMES = 10  # declared names quoted in a message about an unknown one
+MAX_NAMED = 1 << 12  # a categorical's physical ids named one by one up to this
 # the arrow string types that a parquet read turns into dictionaries (read_dictionary);
 # string_view, which pyarrow has from version 16 on, too
 _STRING_TYPES = tuple(
@@ -155,27 +156,17 @@ def type_codes(
     never decoded row by row. Values outside `names` raise `InputError`.
     """
     series = frame[column]
-    mapping = {name: i for i, name in enumerate(names)}
     if is_categorical(series.dtype):
         _no_nulls(frame, series, column, file)
-        present = series.unique()
-        present_codes = present.to_physical().to_numpy()
-        lut = np.full(int(present_codes.max()) + 1, -1, dtype=np.int32)
-        for code, value in zip(
-            present_codes.tolist(), present.cast(pl.String).to_list(), strict=True
-        ):
-            lut[code] = mapping.get(value, -1)
-        codes = lut[series.to_physical().to_numpy()]
-        checked = bool((lut[present_codes] >= 0).all())  # every value present is declared
+        codes = category_positions(series, names)[series.to_physical().to_numpy()]
     elif series.dtype == pl.String:
         _no_nulls(frame, series, column, file)
+        mapping = {name: i for i, name in enumerate(names)}
         codes = series.replace_strict(mapping, default=-1, return_dtype=pl.Int32).to_numpy()
-        checked = False
     else:
         raise _mistyped(frame, column, "string", file)
-    unknown = None if checked else codes < 0
-    if unknown is not None and unknown.any():
-        bad = frame.filter(pl.Series(unknown))
+    if len(codes) and codes.min() < 0:
+        bad = frame.filter(pl.Series(codes < 0))
         values = sorted({str(v) for v in bad[column].head(1000).to_list()})[:5]
         raise fail_rows(
             f"unknown {what} {values}; the manifest declares {listed(names)}",
@@ -185,6 +176,41 @@ def type_codes(
             show=[column],
         )
     return codes.astype(np.int32, copy=False)
+
+
+def category_positions(series: pl.Series, names: list[str]) -> np.ndarray:
+    """(P,) int32: the position in `names` of the category with physical id p, -1 for a
+    name not among them, for every physical id up to the largest of `series` (a
+    categorical without nulls): a row's position is then one gather from its physical
+    id, and no row is decoded into its string."""
+    largest = series.to_physical().max()
+    if largest is None:  # no rows
+        return np.zeros(0, dtype=np.int32)
+    top = int(largest)  # type: ignore[arg-type]
+    values, ids = _categories(series, top)
+    table = np.full(top + 1, -1, dtype=np.int32)
+    position = {name: i for i, name in enumerate(names)}
+    for physical, value in zip(ids.tolist(), values, strict=True):
+        table[physical] = position.get(value, -1) if value is not None else -1
+    return table
+
+
+def _categories(series: pl.Series, top: int) -> tuple[list[str | None], np.ndarray]:
+    """The names of physical ids 0..`top` (`top`: the column's largest): read from the
+    dtype's category list where polars gives it by id (an Enum's list; a Categorical's
+    process-wide mapping, asked id by id while `top` is small), else the values the
+    column holds (a pass over its rows)."""
+    categories = getattr(series.dtype, "categories", None)
+    if isinstance(categories, pl.Series):  # an Enum: its categories in physical order
+        named = categories.cast(pl.String).to_list()[: top + 1]
+        return list(named), np.arange(len(named))
+    if categories is not None and top < MAX_NAMED and hasattr(categories, "__getitem__"):
+        try:
+            return [categories[i] for i in range(top + 1)], np.arange(top + 1)
+        except (IndexError, TypeError):  # an id reserved but not yet named, an old polars
+            pass
+    present = series.unique()
+    return present.cast(pl.String).to_list(), present.to_physical().to_numpy()
 
 
 def id_kind(dtype: pl.DataType) -> str | None:

@@ -18,7 +18,7 @@ from hir_sdk.schema.category_codes import (
     edge_type_codes,
     edge_type_keys,
 )
-from hir_sdk.schema.columns import read_table
+from hir_sdk.schema.columns import ROW, category_positions, read_table, type_codes
 from hir_sdk.schema.dataset import TYPE_COLUMNS
 from tests.conftest import DAY, T0, mini_manifest
 
@@ -159,6 +159,24 @@ def test_category_table_maps_physical_ids_to_manifest_positions() -> None:
     physical = column.to_physical().to_numpy()
     assert table[physical].tolist() == [1, 0, -1, 1]
     assert category_table(pl.Series(["ad"]), TYPES) is None  # plain strings
+
+
+@pytest.mark.parametrize("dtype", [pl.Categorical, pl.Enum(["store", "ad", "user"])])
+def test_type_codes_read_a_categorical_through_the_same_table(dtype) -> None:
+    """The checked path's `type_codes` maps a categorical through `category_positions`,
+    the table `category_table` returns: the same codes, an unknown name refused, and a
+    frame without rows giving no codes (it raised a bare ValueError)."""
+    frame = pl.DataFrame({"t": pl.Series(["ad", "user", "ad"], dtype=dtype)})
+    frame = frame.with_row_index(ROW)
+    codes = type_codes(frame, "t", TYPES, Path("nodes.parquet"), "node types")
+    assert codes.tolist() == [1, 0, 1]
+    assert category_positions(frame["t"], TYPES)[frame["t"].to_physical()].tolist() == [1, 0, 1]
+    store = pl.DataFrame({"t": pl.Series(["ad", "store"], dtype=dtype)}).with_row_index(ROW)
+    with pytest.raises(InputError, match=r"unknown node types \['store'\]") as err:
+        type_codes(store, "t", TYPES, Path("nodes.parquet"), "node types")
+    assert "row 1" in str(err.value)
+    empty = frame.head(0)
+    assert type_codes(empty, "t", TYPES, Path("nodes.parquet"), "node types").tolist() == []
 
 
 def test_a_large_category_mapping_goes_the_checked_path(tmp_path, monkeypatch) -> None:
