@@ -105,6 +105,22 @@ def fail_rows(
     )
 
 
+def refuse_rows(
+    problem: str,
+    frame: pl.DataFrame,
+    bad: pl.Series | np.ndarray,
+    *,
+    file: Path,
+    column: str,
+    show: list[str],
+) -> None:
+    """Raise `fail_rows` quoting the rows of `frame` where the mask `bad` holds; nothing
+    when it holds nowhere."""
+    mask = bad if isinstance(bad, pl.Series) else pl.Series(bad)
+    if mask.any():
+        raise fail_rows(problem, frame.filter(mask), file=file, column=column, show=show)
+
+
 def require_columns(frame: pl.DataFrame, names: list[str], file: Path) -> None:
     missing = [name for name in names if name not in frame.columns]
     if missing:
@@ -242,15 +258,14 @@ def as_id(
         suffix = " (the same kind as nodes.node_id)" if kind else ""
         raise _mistyped(frame, column, expected + suffix, file)
     if series.dtype == pl.UInt64:
-        too_big = series > INT64_MAX
-        if too_big.any():
-            raise fail_rows(
-                "integer ids must be below 2**63 (signed 64-bit); store larger ids as strings",
-                frame.filter(too_big),
-                file=file,
-                column=column,
-                show=[column],
-            )
+        refuse_rows(
+            "integer ids must be below 2**63 (signed 64-bit); store larger ids as strings",
+            frame,
+            series > INT64_MAX,
+            file=file,
+            column=column,
+            show=[column],
+        )
     series = series.cast(pl.Int64 if found == "int" else pl.String)
     _no_nulls(frame, series, column, file, "null ids")
     if found == "str" and nul:
@@ -266,14 +281,14 @@ def nul_ids(
     bad = ids.str.contains("\x00", literal=True)
     if rows is not None:
         bad &= rows
-    if bad.any():
-        raise fail_rows(
-            "string ids may not contain NUL characters ('\\x00')",
-            frame.filter(bad),
-            file=file,
-            column=column,
-            show=[column],
-        )
+    refuse_rows(
+        "string ids may not contain NUL characters ('\\x00')",
+        frame,
+        bad,
+        file=file,
+        column=column,
+        show=[column],
+    )
 
 
 def as_seconds(
@@ -297,10 +312,7 @@ def as_seconds(
     elif dtype.is_float():
         series = series.cast(pl.Float64)
         bad = series.is_nan() | series.is_infinite()
-        if bad.any():
-            raise fail_rows(
-                "non-finite timestamps", frame.filter(bad), file=file, column=column, show=show
-            )
+        refuse_rows("non-finite timestamps", frame, bad, file=file, column=column, show=show)
     elif dtype.is_integer():
         if dtype != pl.UInt64:  # every other integer type fits in Int64
             series = series.cast(pl.Int64)
@@ -361,21 +373,11 @@ def as_number(
         _no_nulls(frame, series, column, file)
     if _within(series, non_negative=non_negative, float32=float32):
         return series
-    bad = series.is_nan() | series.is_infinite()
-    if bad.any():
-        raise fail_rows(
-            "non-finite values", frame.filter(bad), file=file, column=column, show=[column]
-        )
-    if non_negative and (series < 0).any():
-        raise fail_rows(
-            "negative values", frame.filter(series < 0), file=file, column=column, show=[column]
-        )
-    if float32 and (series.abs() > FLOAT32_MAX).any():
-        raise fail_rows(
-            f"values too large for float32 (largest {FLOAT32_MAX:.4g})",
-            frame.filter(series.abs() > FLOAT32_MAX),
-            file=file,
-            column=column,
-            show=[column],
-        )
+    where = {"file": file, "column": column, "show": [column]}
+    refuse_rows("non-finite values", frame, series.is_nan() | series.is_infinite(), **where)
+    if non_negative:
+        refuse_rows("negative values", frame, series < 0, **where)
+    if float32:
+        too_large = f"values too large for float32 (largest {FLOAT32_MAX:.4g})"
+        refuse_rows(too_large, frame, series.abs() > FLOAT32_MAX, **where)
     return series

@@ -38,6 +38,7 @@ from hir_sdk.schema.columns import (
     id_kind,
     listed,
     nul_ids,
+    refuse_rows,
     require_columns,
     reserved,
     type_codes,
@@ -274,16 +275,15 @@ def _resolved_checked(
         for end, future in ends.items():
             codes[end], index[end] = future.result()
         etype = _edge_type_codes(manifest, codes["src"], rel.result(), codes["dst"], rels)
-        if (etype < 0).any():
-            bad = frame.filter(pl.Series(etype < 0))
-            raise fail_rows(
-                f"undeclared edge types (src_type, edge_type, dst_type); the manifest "
-                f"declares {listed(manifest.edge_type_keys)}",
-                bad,
-                file=file,
-                column="edge_type",
-                show=["src_type", "edge_type", "dst_type"],
-            )
+        refuse_rows(
+            f"undeclared edge types (src_type, edge_type, dst_type); the manifest "
+            f"declares {listed(manifest.edge_type_keys)}",
+            frame,
+            etype < 0,
+            file=file,
+            column="edge_type",
+            show=["src_type", "edge_type", "dst_type"],
+        )
         times, weights = ts.result(), weight.result()
     for end in ("src", "dst"):
         dangling = index[end] < 0
@@ -348,14 +348,14 @@ def validate_content(
     text = as_string(frame, "text", file)
     vectors = _vector_columns(frame, file)
     index = resolve(nodes, type_offsets(nodes, len(names)), codes, node_id)
-    if (index < 0).any():
-        raise fail_rows(
-            "content for nodes that are not in nodes",
-            frame.filter(pl.Series(index < 0)),
-            file=file,
-            column="node_id",
-            show=["node_type", "node_id"],
-        )
+    refuse_rows(
+        "content for nodes that are not in nodes",
+        frame,
+        index < 0,
+        file=file,
+        column="node_id",
+        show=["node_type", "node_id"],
+    )
     joined = pl.DataFrame(
         [
             frame[ROW],
@@ -366,15 +366,14 @@ def validate_content(
             *[frame[c] for c in vectors],
         ]
     )
-    dup = joined["index"].is_duplicated()
-    if dup.any():
-        raise fail_rows(
-            "duplicate content rows (one row per node)",
-            joined.filter(dup),
-            file=file,
-            column="node_id",
-            show=["node_type", "node_id"],
-        )
+    refuse_rows(
+        "duplicate content rows (one row per node)",
+        joined,
+        joined["index"].is_duplicated(),
+        file=file,
+        column="node_id",
+        show=["node_type", "node_id"],
+    )
     for column in vectors:
         lengths = joined[column].list.len() if isinstance(joined[column].dtype, pl.List) else None
         if lengths is not None and lengths.drop_nulls().n_unique() > 1:
@@ -385,13 +384,12 @@ def validate_content(
                 column=column,
                 show=["node_type", "node_id"],
             )
-        bad = _bad_vectors(joined[column])
-        if bad.any():
-            raise fail_rows(
-                "null or non-finite numbers inside vectors",
-                joined.filter(bad),
-                file=file,
-                column=column,
-                show=["node_type", "node_id"],
-            )
+        refuse_rows(
+            "null or non-finite numbers inside vectors",
+            joined,
+            _bad_vectors(joined[column]),
+            file=file,
+            column=column,
+            show=["node_type", "node_id"],
+        )
     return joined.select("index", "node_type", "node_id", "text", *vectors).sort("index")
