@@ -231,7 +231,10 @@ def _check(
     for name in (config.control, config.treatment):
         arm = make_ranker(name, config)
         if isinstance(arm, StackedArm):
-            stack_split(examples["train"].frame["ts"].to_numpy(), arm.share, arm.name)
+            train = examples["train"]
+            stack_split(
+                train.frame["ts"].to_numpy(), arm.share, arm.name, train.attribution_window_s
+            )
 
 
 def check_windows(

@@ -27,10 +27,12 @@ Built in:
 - `xgboost+multistage`: XGBoost with the multi-stage ranker's probability as one more
   column (needs HIR), the way a new model often ships first: as a feature of the ranker
   in production. The multi-stage ranker fits on the oldest `ABConfig.stack_share` of the
-  training examples and chooses its epoch and calibration on the rest of them; its
-  column is missing on the oldest (it would be an in-sample score there) and, on every
-  later example, comes from that one model. XGBoost fits on all training examples and
-  makes its own choices on the validation window, which the first stage never read;
+  training examples (those whose attribution window ends before the split: a label read
+  past it would reach into the later examples' features) and chooses its epoch and
+  calibration on the rest of them; its column is missing on the oldest (it would be an
+  in-sample score there) and, on every later example, comes from that one model.
+  XGBoost fits on all training examples and makes its own choices on the validation
+  window, which the first stage never read;
 - `xgboost+hir+multistage`: the same, with `xgboost+hir`'s columns besides the score:
   the multi-stage ranker as one more feature of the best GBDT.
 """
@@ -54,10 +56,11 @@ from hir_sdk.ranking.hir_features import similarity_columns
 from hir_sdk.ranking.ranker import Ranker, RankingData, SavableRanker
 from hir_sdk.ranking.sequence.examples import RankingExamples
 from hir_sdk.ranking.xgboost_search import XGBoostSearch, search_xgboost
-from hir_sdk.schema.manifest import iso_time
+from hir_sdk.schema.manifest import DAY, iso_time
 
 if TYPE_CHECKING:
     from hir_sdk.evaluation.pipeline import ABConfig
+    from hir_sdk.graph import TemporalGraph
     from hir_sdk.ranking.sequence.multistage import MultiStageRanker
     from hir_sdk.ranking.sequence.multistage_files import SavedMultiStage
 
@@ -288,20 +291,29 @@ class MultiStageArm:
         )
 
 
-def stack_split(ts: np.ndarray, share: float, name: str) -> int:
+def stack_split(ts: np.ndarray, share: float, name: str, window_s: int = 0) -> int:
     """The time before which the oldest `share` of the training examples (request times
-    `ts`) fit a stacked arm's first stage; an `InputError` when either side would be
-    empty (`hir run` and `hir ab` check it before any training)."""
+    `ts`) fit a stacked arm's first stage, those of them whose label (attribution window
+    `window_s` seconds) is known before it; an `InputError` when the first stage would
+    have no example, or the examples from the split on would be none (`hir run` and
+    `hir ab` check it before any training)."""
     split = int(np.quantile(ts, share, method="lower")) if len(ts) else 0
     early = ts < split
-    if not early.any() or early.all():
+    if not (ts + window_s < split).any() or early.all():
         raise InputError(
             f"{name}: the oldest {share:g} of the {len(ts):,} training examples leaves "
             "none on one side of the split the multi-stage ranker fits on (too few "
-            "examples, or all at one time); choose another model or give the training "
-            "window more exposures"
+            "examples, all at one time, or none whose attribution window ends before "
+            "the split); choose another model or give the training window more exposures"
         )
     return split
+
+
+def attribution_seconds(config: ABConfig, graph: TemporalGraph) -> int:
+    """The A/B's attribution window in seconds, as `build_examples` rounds it."""
+    days = config.attribution_days
+    days = graph.manifest.attribution_window_days if days is None else days
+    return int(round(days * DAY))
 
 
 class StackedArm(XGBoostArm):
@@ -335,11 +347,15 @@ class StackedArm(XGBoostArm):
 
     def fit(self, data: RankingData) -> StackedArm:
         ts = data.examples["train"]["ts"].to_numpy()
-        split = stack_split(ts, self.share, self.name)
-        early = ts < split
+        window_s = attribution_seconds(self.config, data.graph)
+        split = stack_split(ts, self.share, self.name, window_s)
+        # its score is a feature of the examples from the split on, so it fits only on
+        # labels known before the split: a label read past it would carry a conversion
+        # at or after a later example's request time into that example's feature
+        known = ts + window_s < split
         # the first stage chooses its epoch and calibration on the rest of the training
         # window, so the validation window stays unread until XGBoost's own choices
-        head = data.regroup({"train": ("train", early), "validation": ("train", ~early)})
+        head = data.regroup({"train": ("train", known), "validation": ("train", ts >= split)})
         self.first.fit(head)
         self.split = split
         super().fit(data)
@@ -370,7 +386,7 @@ class StackedArm(XGBoostArm):
         if self.split is None:
             return "not fitted"
         return (
-            f"multi-stage ranker fitted on the training examples before "
+            f"multi-stage ranker fitted on the training examples labelled before "
             f"{iso_time(self.split)} (the oldest {self.share:g}), its probability the "
             f"column {self.SCORE} (missing before then): {self.first.describe()}; XGBoost "
             f"on every training example: {super().describe()}"

@@ -120,8 +120,9 @@ def test_config_rejects_unknown_models():
 
 def test_a_stacked_arm_that_cannot_split_its_training_window_fails_before_training(tiny_world):
     """The stacked arm's first stage fits on the oldest `stack_share` of the training
-    examples: a share that leaves none there is refused by the windows' check (which
-    `hir run` calls before the encoders train), not after the training."""
+    examples labelled before its split: a share that leaves none there is refused by the
+    windows' check (which `hir run` calls before the encoders train), not after the
+    training."""
     from hir_sdk.errors import InputError
     from hir_sdk.evaluation.pipeline import check_windows
     from hir_sdk.graph import build_graph
@@ -131,6 +132,11 @@ def test_a_stacked_arm_that_cannot_split_its_training_window_fails_before_traini
     stacked = ABConfig(control="xgboost", treatment="xgboost+multistage", stack_share=1e-9)
     with pytest.raises(InputError, match="xgboost\\+multistage: the oldest 1e-09 of the"):
         check_windows(graph, stacked)
+    # the oldest fifth lies within one attribution window of the split: no label of it is
+    # known before the split, so the first stage would have nothing to fit on
+    fifth = ABConfig(control="xgboost", treatment="xgboost+multistage", stack_share=0.2)
+    with pytest.raises(InputError, match="none whose attribution window ends before"):
+        check_windows(graph, fifth)
     check_windows(graph, ABConfig(control="xgboost", treatment="xgboost+multistage"))
     check_windows(graph, ABConfig(control="xgboost", treatment="xgboost+hir", stack_share=1e-9))
 

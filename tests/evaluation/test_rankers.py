@@ -29,6 +29,7 @@ from hir_sdk.ranking.hir_features import HirFeatures
 from hir_sdk.ranking.hir_lookup import HirLookup
 from hir_sdk.ranking.ranker import Ranker, RankingData
 from hir_sdk.ranking.sequence import MultiStageConfig
+from hir_sdk.schema.manifest import DAY
 from tests.hir_sdk.interests.conftest import snapshot  # noqa: F401
 from tests.page_example import run_page_example
 
@@ -271,14 +272,14 @@ def test_the_stacked_arm_reads_a_first_stage_fitted_before_its_split(
     ts = data.column("train", "ts")
     early = ts < stacked.split
     assert 0.35 < early.mean() <= 0.4  # the oldest share, cut at an example's time
-    # the first stage is the multi-stage ranker fitted on those examples alone, choosing
-    # on the later training examples (never on the validation window)
-    rows = pl.Series(early)
+    # the first stage is the multi-stage ranker fitted on those of them labelled before
+    # the split alone, choosing on the later training examples (never on validation)
+    rows, known = pl.Series(early), pl.Series(ts + 7 * DAY < stacked.split)
     train, features = data.examples["train"], data.features["train"]
     head = dataclasses.replace(
         data,
-        examples={"train": train.filter(rows), "validation": train.filter(~rows)},
-        features={"train": features.filter(rows), "validation": features.filter(~rows)},
+        examples={"train": train.filter(known), "validation": train.filter(~rows)},
+        features={"train": features.filter(known), "validation": features.filter(~rows)},
     )
     alone = make_ranker("multistage", config).fit(head)
     for window in ("validation", "test"):
@@ -298,6 +299,39 @@ def test_the_stacked_arm_reads_a_first_stage_fitted_before_its_split(
     np.testing.assert_array_equal(loaded.predict(data, "test"), want)
     with pytest.raises(InputError, match="stack_share must be between 0 and 1"):
         ABConfig(stack_share=1.0)
+
+
+class _FirstStage:
+    """Stands in for the multi-stage ranker: records the request times it fits on."""
+
+    def __init__(self) -> None:
+        self.ts: dict[str, np.ndarray] = {}
+
+    def fit(self, data):
+        self.ts = {w: data.column(w, "ts") for w in ("train", "validation")}
+        return self
+
+    def predict(self, data, window):
+        return np.full(data.examples[window].height, 0.01)
+
+
+def test_the_stacked_arms_first_stage_reads_no_label_from_after_its_split(ranking_data):
+    # A label of an example at t reads conversions up to t + W. The first stage's score is
+    # a feature of the training examples from the split on, so a label it fits on must be
+    # known before the split: one read past it would put a conversion at or after a later
+    # example's request time into that example's feature.
+    stacked = StackedArm(ABConfig(tune=False, stack_share=0.4))
+    stacked.first = _FirstStage()
+    stacked.fit(ranking_data)
+    window = 7 * DAY  # the tiny world's attribution window
+    fitted, chosen = stacked.first.ts["train"], stacked.first.ts["validation"]
+    assert len(fitted) > 0 and (fitted + window < stacked.split).all()
+    assert (chosen >= stacked.split).all()  # its epoch and calibration: the later ones
+    # the same with the A/B's own attribution window, not the manifest's
+    stacked = StackedArm(ABConfig(tune=False, stack_share=0.4, attribution_days=2.0))
+    stacked.first = _FirstStage()
+    stacked.fit(ranking_data)
+    assert (stacked.first.ts["train"] + 2 * DAY < stacked.split).all()
 
 
 def test_the_stacked_arm_on_the_hir_columns_keeps_its_score_in_every_column_set(
