@@ -299,12 +299,20 @@ def stack_split(ts: np.ndarray, share: float, name: str, window_s: int = 0) -> i
     `hir ab` check it before any training)."""
     split = int(np.quantile(ts, share, method="lower")) if len(ts) else 0
     early = ts < split
-    if not (ts + window_s < split).any() or early.all():
+    if not early.any() or early.all():
         raise InputError(
             f"{name}: the oldest {share:g} of the {len(ts):,} training examples leaves "
             "none on one side of the split the multi-stage ranker fits on (too few "
-            "examples, all at one time, or none whose attribution window ends before "
-            "the split); choose another model or give the training window more exposures"
+            "examples, or all at one time); choose another model or give the training "
+            "window more exposures"
+        )
+    if not (ts + window_s < split).any():
+        raise InputError(
+            f"{name}: the multi-stage ranker fits on the training examples before "
+            f"{iso_time(split)} whose label is known by then, and with an attribution "
+            f"window of {window_s / DAY:g} days none is: the training window (from "
+            f"{iso_time(int(ts.min()))}) is too short for it; choose another model, a "
+            "longer log, or (hir ab) a shorter --attribution-days"
         )
     return split
 
