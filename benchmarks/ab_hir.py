@@ -24,6 +24,7 @@ cold-start advertisers, with intervals excluding zero.
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -31,9 +32,13 @@ from pathlib import Path
 from publish import publish
 
 from hir_sdk.cli.bounded_int import at_least
-from hir_sdk.evaluation.pipeline import ABConfig, run_ab_on_graph, write_report
+from hir_sdk.errors import InputError
+from hir_sdk.evaluation.pipeline import ABConfig, check_windows, run_ab_on_graph, write_report
+from hir_sdk.graph import build_graph_from_dir
 from hir_sdk.pipeline import TREATMENTS, JobSettings, run_job
 from hir_sdk.synth import SCALES, TRUTH_DIR, generate_world, write_world
+from hir_sdk.training.as_of import training_midpoint
+from hir_sdk.training.refresh_chain import refresh_ends
 
 
 def _row(name: str, delta) -> str:
@@ -110,6 +115,19 @@ def main() -> None:
         took[line.split(" ")[0]], last[0] = now - last[0], now
         print(line, flush=True)
 
+    # each extra A/B's windows, checked as `hir run` checks its own, before the job's
+    # training (a stacked arm the world's windows cannot split fails here, not an hour on)
+    graph = build_graph_from_dir(work / "data")
+    t = graph.manifest.time
+    fit_from = refresh_ends(t, training_midpoint(t), refresh=settings.refresh > 0)["run"]
+    try:
+        for treatment in args.treatments:
+            config = ABConfig(control="xgboost", treatment=treatment)
+            check_windows(graph, config, fit_from=fit_from)
+    except InputError as err:
+        print(f"ab_hir.py: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
+    del graph
     truth = work / "data" / TRUTH_DIR
     result = run_job(work / "data", work, settings, progress=progress, truth=truth)
     job_seconds = time.perf_counter() - started
