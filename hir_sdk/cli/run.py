@@ -1,9 +1,9 @@
 """`hir run`: the whole pipeline on a dataset folder in the input format.
 
 1. validate the data and build the temporal graph;
-2. train the encoder on the first half of the training window, so the rankers can be
-   fitted on the days after it, and refresh it: two refresh runs, each warm-started from
-   the encoder before it, train until the validation and the test start
+2. train the encoder on the first half of the training window (from its first edge), so
+   the rankers can be fitted on the days after it, and refresh it: two refresh runs, each
+   warm-started from the encoder before it, train until the validation and the test start
    (`--refresh-steps`; 0 keeps one encoder, its last checkpoint);
 3. embed users and ads at three refresh times, each with the newest encoder trained
    before it, with interest clusters and BoM tokens, and new ads on their creation and

@@ -6,8 +6,8 @@ stage to stage:
    the temporal graph (once), and check that no edge comes before its node's creation
    (`graph.creation_order`) and that the A/B's windows each hold conversions
    (`evaluation.pipeline.check_windows`);
-2. train the encoder on the first half of the training window and refresh it
-   (`training.refresh_chain`);
+2. train the encoder on the first half of the training window (from its first edge) and
+   refresh it (`training.refresh_chain`);
 3. embed users and ads at three refresh times, each with the newest encoder trained
    before it (`ranking.hir_snapshots`);
 4. retrieval recall of the ads users convert on in the test window, the engagement
@@ -162,7 +162,8 @@ def run_job(
     graph = build_graph_from_dir(data)
     t = graph.manifest.time
     refresh = settings.refresh
-    ends = refresh_ends(t, training_midpoint(t), refresh=refresh > 0)
+    first_edge = int(graph.ts[0])  # sorted: the first half of the window's edges
+    ends = refresh_ends(t, training_midpoint(t, first_edge), refresh=refresh > 0)
     # no edge before its node exists, and every window the A/B reads holds conversions:
     # checked before minutes of training
     check_creation_order(graph, data)
@@ -172,7 +173,7 @@ def run_job(
 
     first = settings.first_run()
     runs = train_refreshed(data, out, first, ends, refresh_steps=refresh or None, progress=True)
-    days = (ends["run"] - t.start) / DAY
+    days = (ends["run"] - min(max(t.start, first_edge), ends["run"])) / DAY
     progress(
         f"trained the encoder for {settings.steps} steps on the first {days:.0f} days"
         + (

@@ -124,10 +124,20 @@ def run_selected_until(run: str | Path, select: str, splits: TimeSplits) -> int 
     return value
 
 
-def training_midpoint(splits: TimeSplits) -> int:
+def training_midpoint(splits: TimeSplits, first: int | None = None) -> int:
     """The middle of the training window: where `hir demo` ends the encoder's window
-    (`train_until`), so the rankers fit on the half after it."""
-    return splits.start + (splits.validation_start - splits.start) // 2
+    (`train_until`), so the rankers fit on the half after it.
+
+    `first`, the time of the dataset's first edge, starts the window where the manifest's
+    `start` lies before it: a start set long before the log begins (a round date) would
+    otherwise put the middle before any edge, and the encoder would have nothing to learn
+    from."""
+    begin = (
+        first
+        if first is not None and splits.start < first < splits.validation_start
+        else splits.start
+    )
+    return begin + (splits.validation_start - begin) // 2
 
 
 def training_graph(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 if sys.version_info >= (3, 11):
@@ -186,3 +187,35 @@ def test_a_log_without_conversions_in_a_window_fails_before_training(
     err = capsys.readouterr().err
     assert "the validation window" in err and "no conversion" in err
     assert "chooses its settings" in err and not out.exists()
+
+
+def test_a_manifest_start_long_before_the_log_still_trains_on_its_first_half(
+    tiny_world, tmp_path, monkeypatch
+):
+    """A manifest whose `time.start` lies a year before the first edge (a round date before
+    the log begins) is valid: the first encoder's window is the first half of the training
+    window's data, not of the manifest's span, which would end before any edge."""
+    import hir_sdk.training.refresh_chain as refresh_chain
+    from hir_sdk.graph import build_graph_from_dir
+    from hir_sdk.schema.manifest import DAY, MANIFEST_FILE
+
+    data, out = tmp_path / "data", tmp_path / "job"
+    shutil.copytree(tiny_world, data)
+    manifest = load_manifest(data / MANIFEST_FILE)
+    t = manifest.time
+    early = replace(manifest, time=replace(t, start=t.start - 365 * DAY))
+    (data / MANIFEST_FILE).write_text(early.to_toml())
+    first = int(build_graph_from_dir(data).ts[0])
+    seen = {}
+
+    class Trained(Exception):
+        pass
+
+    def record(data, out, first_run, ends, **kwargs):
+        seen.update(ends)
+        raise Trained
+
+    monkeypatch.setattr(refresh_chain, "train_refreshed", record)
+    with pytest.raises(Trained):
+        main(["run", "--data", str(data), "--out", str(out), "--steps", "3"])
+    assert seen["run"] == first + (t.validation_start - first) // 2

@@ -10,7 +10,7 @@ import pytest
 from hir_sdk.errors import InputError
 from hir_sdk.schema.manifest import DAY
 from hir_sdk.training import TrainConfig, Trainer
-from hir_sdk.training.as_of import trained_until, training_graph
+from hir_sdk.training.as_of import trained_until, training_graph, training_midpoint
 from hir_sdk.training.config import DistillConfig, EngagementConfig
 
 
@@ -58,3 +58,13 @@ def test_trainer_learns_only_from_edges_before_train_until(tiny_world, tmp_path)
     assert meta["trained_until"] == until
     assert 'train_until = "' in (tmp_path / "early" / "config.toml").read_text()
     assert np.isfinite(trainer.best_validation)
+
+
+def test_training_midpoint_starts_at_the_first_edge():
+    from hir_sdk.schema.manifest import TimeSplits
+
+    t = TimeSplits(start=0, validation_start=100, test_start=150, end=200)
+    assert training_midpoint(t) == 50
+    assert training_midpoint(t, 0) == 50
+    assert training_midpoint(t, 40) == 70  # a start before the log: the log's half
+    assert training_midpoint(t, 100) == 50  # no edge in the training window: the manifest's
