@@ -5,6 +5,8 @@ Each check raises `InputError` with the file, the column and up to five offendin
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +22,7 @@ INT64_MAX = np.iinfo(np.int64).max
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 MAX_LISTED_NAMES = 10  # declared names quoted in a message about an unknown one
 MAX_NAMED = 1 << 12  # a categorical's physical ids named one by one up to this
+_PANDAS_INDEX = re.compile(r"__index_level_\d+__")  # how pandas names an unnamed index
 # the arrow string types that a parquet read turns into dictionaries (read_dictionary);
 # string_view, which pyarrow has from version 16 on, too
 _STRING_TYPES = tuple(
@@ -64,6 +67,7 @@ def read_table(path: Path, categories: tuple[str, ...] = ()) -> pl.DataFrame:
         table = pq.read_table(path, read_dictionary=as_dictionary or None)
     except Exception as err:  # pyarrow raises several types for corrupt files
         raise InputError(f"cannot read parquet: {err}", file=path) from None
+    table = table.drop_columns(pandas_index_columns(table.schema))
     frame = pl.from_arrow(table)
     if not isinstance(frame, pl.DataFrame):  # pragma: no cover - a table is never a Series
         raise InputError("cannot read parquet as a table", file=path)
@@ -72,6 +76,24 @@ def read_table(path: Path, categories: tuple[str, ...] = ()) -> pl.DataFrame:
     if ROW in frame.columns:
         raise InputError(reserved(ROW), file=path, column=ROW)
     return frame.with_row_index(ROW)
+
+
+def pandas_index_columns(schema: pa.Schema) -> list[str]:
+    """The columns in which pandas' `to_parquet` stored an unnamed index
+    (`__index_level_0__`, ...: a filtered frame's row labels), as its metadata lists them.
+    They are the frame's row labels, not data, and a reader that keeps them would take
+    them for a node attribute; a named index (`set_index("node_id")`) is a real column
+    and is kept."""
+    try:
+        meta = json.loads((schema.metadata or {}).get(b"pandas", b"{}"))
+    except ValueError:
+        return []
+    index = meta.get("index_columns", []) if isinstance(meta, dict) else []
+    return [
+        name
+        for name in index
+        if isinstance(name, str) and _PANDAS_INDEX.fullmatch(name) and name in schema.names
+    ]
 
 
 def reserved(column: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 from dataclasses import replace
@@ -482,6 +483,34 @@ def test_valid_dataset_normalizes(write_dataset):
     assert ds.edges["dst"].to_list() == [2, 3, 2, 2, 3, 3]
     assert ds.edges["etype"].to_list() == [2, 2, 0, 1, 0, 0]
     assert ds.content is not None and ds.content["index"].to_list() == [2, 4]
+
+
+def _as_pandas_writes_it(path: Path, index: list[str], labels: pa.Array | None = None) -> None:
+    """Rewrite a parquet file as pandas' `to_parquet` writes a frame whose index is not a
+    plain range (a filtered frame): the index as columns, listed in the pandas metadata."""
+    table = pq.read_table(path)
+    if labels is not None:
+        table = table.append_column(index[0], labels)
+    meta = json.dumps({"index_columns": index, "column_indexes": [], "columns": []})
+    pq.write_table(table.replace_schema_metadata({b"pandas": meta.encode()}), path)
+
+
+def test_a_pandas_index_is_not_data(write_dataset):
+    """A frame filtered in pandas keeps its row labels, and `to_parquet` writes them as an
+    `__index_level_0__` column: they are not a node attribute (nor a content vector, nor
+    an edge column). A named index (`set_index("node_id")`) is a column like any other."""
+    from hir_sdk.schema.tables import node_feature_columns
+
+    root = write_dataset()
+    for name in ("nodes", "edges", "content"):
+        rows = pq.read_metadata(root / f"{name}.parquet").num_rows
+        labels = pa.array([3 * i + 7 for i in range(rows)], pa.int64())
+        _as_pandas_writes_it(root / f"{name}.parquet", ["__index_level_0__"], labels)
+    ds = load_dataset(root)
+    assert node_feature_columns(ds.nodes) == ["bid"]
+    assert ds.content is not None and ds.content["index"].to_list() == [2, 4]
+    _as_pandas_writes_it(root / "nodes.parquet", ["node_id"])
+    assert load_dataset(root).nodes["node_id"].to_list() == NODES["node_id"].to_list()
 
 
 def test_type_columns_read_as_dictionaries_give_the_same_dataset(write_dataset):
