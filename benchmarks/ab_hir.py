@@ -37,7 +37,7 @@ from hir_sdk.evaluation.pipeline import ABConfig, check_windows, run_ab_on_graph
 from hir_sdk.graph import build_graph_from_dir
 from hir_sdk.pipeline import TREATMENTS, JobSettings, run_job
 from hir_sdk.synth import SCALES, TRUTH_DIR, generate_world, write_world
-from hir_sdk.training.as_of import training_midpoint
+from hir_sdk.training.as_of import first_window_end
 from hir_sdk.training.refresh_chain import refresh_ends
 
 
@@ -119,7 +119,7 @@ def main() -> None:
     # training (a stacked arm the world's windows cannot split fails here, not an hour on)
     graph = build_graph_from_dir(work / "data")
     t = graph.manifest.time
-    fit_from = refresh_ends(t, training_midpoint(t), refresh=settings.refresh > 0)["run"]
+    fit_from = refresh_ends(t, first_window_end(graph), refresh=settings.refresh > 0)["run"]
     try:
         for treatment in args.treatments:
             config = ABConfig(control="xgboost", treatment=treatment)

@@ -32,7 +32,7 @@ from sklearn.metrics import normalized_mutual_info_score
 from hir_sdk.graph import build_graph_from_dir
 from hir_sdk.synth import SCALES, TRUTH_DIR, generate_world, write_world
 from hir_sdk.training import TrainConfig, Trainer
-from hir_sdk.training.as_of import training_midpoint
+from hir_sdk.training.as_of import first_window_end
 from hir_sdk.training.config import ContentConfig, EngagementConfig, ModelSizes
 from hir_sdk.training.content_similarity import ContentTargets
 from hir_sdk.training.embedder import Embedder
@@ -85,7 +85,7 @@ def main() -> None:
         work = Path(tmp)
         data = write_world(generate_world(SCALES[args.scale], 0), work / "data")
         graph = build_graph_from_dir(data)
-        until = training_midpoint(graph.manifest.time)
+        until = first_window_end(graph)
         truth = pl.read_parquet(data / TRUTH_DIR / "entities.parquet")
         truth = truth.filter(pl.col("node_type") == "ad")
         ads_all = graph.index("ad", truth["node_id"].to_numpy())

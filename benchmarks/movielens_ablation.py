@@ -54,7 +54,7 @@ from hir_sdk.ranking.hir_lookup import HirLookup
 from hir_sdk.ranking.neighbour_outcomes import NeighbourOutcomes
 from hir_sdk.synth import write_world
 from hir_sdk.training import TrainConfig, Trainer
-from hir_sdk.training.as_of import training_midpoint
+from hir_sdk.training.as_of import first_window_end
 from hir_sdk.training.refresh_chain import train_refreshed
 
 # name -> changes to the default config, by section ({} for a top-level key)
@@ -180,7 +180,7 @@ def train(data: Path, run: Path, config: TrainConfig, graph, args) -> Path:
         Trainer(data, run, config).fit(progress=False)
         return run
     t = graph.manifest.time
-    ends = {"run": training_midpoint(t), "run_validation": t.validation_start}
+    ends = {"run": first_window_end(graph), "run_validation": t.validation_start}
     return train_refreshed(data, run, config, ends, refresh_steps=max(args.steps // 3, 1))[-1]
 
 

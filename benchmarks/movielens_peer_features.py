@@ -59,7 +59,7 @@ from hir_sdk.ranking.hir_lookup import HirLookup
 from hir_sdk.ranking.hir_snapshots import build_hir_lookup
 from hir_sdk.schema.manifest import DAY, iso_time
 from hir_sdk.synth import write_world
-from hir_sdk.training.as_of import training_midpoint
+from hir_sdk.training.as_of import first_window_end
 from hir_sdk.training.collaborative_targets import collaborative_targets
 from hir_sdk.training.config import CollaborativeConfig
 from hir_sdk.training.refresh_chain import refresh_ends
@@ -293,7 +293,7 @@ def head_to_head(hir: ABRun, peer: ABRun, peer_name: str, has_peer: np.ndarray, 
 def lookups_for(peers: list[str], graph, data: Path, tmp: Path, args, timings) -> dict:
     """Name -> snapshots: each peer's, one per refresh time, and with `--hir-run` HIR's."""
     t = graph.manifest.time
-    times = sorted(refresh_ends(t, training_midpoint(t)).values())
+    times = sorted(refresh_ends(t, first_window_end(graph)).values())
     log("refresh times: " + ", ".join(iso_time(x) for x in times))
     likes = args.positives == "likes"
     fits: dict[str, Callable[[int], PeerEmbeddings]] = {

@@ -74,7 +74,7 @@ from hir_sdk.ranking.retrieval.engagement_prior import engagement_prior
 from hir_sdk.ranking.sequence.multistage import MultiStageRanker, RankingExamples
 from hir_sdk.synth import write_world
 from hir_sdk.training import TrainConfig, Trainer
-from hir_sdk.training.as_of import training_midpoint
+from hir_sdk.training.as_of import first_window_end
 
 K_VALUES = (10, 20, 100)
 # the prior's weights tried on the validation window, for HIR and the implicit peers: wider
@@ -122,7 +122,7 @@ def train_hir(data: Path, out: Path, *, steps: int, seed: int, graph) -> Path:
         eval_every=max(steps // 3, 1),
         checkpoint_every=max(steps // 3, 1),
         use_content=True,
-        train_until=str(training_midpoint(graph.manifest.time)),  # as hir demo --refresh-steps 0
+        train_until=str(first_window_end(graph)),  # as hir demo --refresh-steps 0
         select="last",  # selecting on validation would read the rankers' window
     )
     Trainer(data, out, config).fit(progress=False)

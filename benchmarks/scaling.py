@@ -37,7 +37,7 @@ from hir_sdk.ranking.hir_snapshots import build_hir_lookup
 from hir_sdk.ranking.sequence import MultiStageConfig, UserModelConfig
 from hir_sdk.synth import SCALES, generate_world, write_world
 from hir_sdk.training import TrainConfig
-from hir_sdk.training.as_of import training_midpoint
+from hir_sdk.training.as_of import first_window_end
 from hir_sdk.training.config import ModelSizes
 
 WIDTHS = (16, 32, 64, 128)
@@ -56,14 +56,13 @@ def main() -> int:
         world = world or generate_world(SCALES[args.dataset], 0)
         data = write_world(world, Path(tmp) / "data")
         graph = build_graph_from_dir(data)
-        t = graph.manifest.time
         base = dataclasses.replace(
             TrainConfig(),
             steps=args.steps,
             eval_every=max(args.steps // 3, 1),
             checkpoint_every=max(args.steps // 3, 1),
             use_content=True,
-            train_until=str(training_midpoint(t)),
+            train_until=str(first_window_end(graph)),
         )
         ab = ABConfig(n_bootstrap=args.bootstrap)
         sizes = [(f"width {w}", dataclasses.replace(ModelSizes(), dim=w)) for w in WIDTHS]

@@ -147,7 +147,7 @@ def run_job(
     from hir_sdk.graph.creation_order import check_creation_order
     from hir_sdk.interests import write_embeddings
     from hir_sdk.ranking.hir_snapshots import build_hir_lookup
-    from hir_sdk.training.as_of import training_midpoint
+    from hir_sdk.training.as_of import first_window_end
     from hir_sdk.training.preflight import check_before_loading
     from hir_sdk.training.refresh_chain import refresh_ends, train_refreshed
 
@@ -162,8 +162,7 @@ def run_job(
     graph = build_graph_from_dir(data)
     t = graph.manifest.time
     refresh = settings.refresh
-    first_edge = int(graph.ts[0])  # sorted: the first half of the window's edges
-    ends = refresh_ends(t, training_midpoint(t, first_edge), refresh=refresh > 0)
+    ends = refresh_ends(t, first_window_end(graph), refresh=refresh > 0)
     # no edge before its node exists, and every window the A/B reads holds conversions:
     # checked before minutes of training
     check_creation_order(graph, data)
@@ -173,6 +172,7 @@ def run_job(
 
     first = settings.first_run()
     runs = train_refreshed(data, out, first, ends, refresh_steps=refresh or None, progress=True)
+    first_edge = int(graph.ts[0])  # sorted by time
     days = (ends["run"] - min(max(t.start, first_edge), ends["run"])) / DAY
     progress(
         f"trained the encoder for {settings.steps} steps on the first {days:.0f} days"

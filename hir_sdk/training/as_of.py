@@ -140,6 +140,12 @@ def training_midpoint(splits: TimeSplits, first: int | None = None) -> int:
     return begin + (splits.validation_start - begin) // 2
 
 
+def first_window_end(graph: TemporalGraph) -> int:
+    """Where `hir run` ends its first encoder's window on `graph`: `training_midpoint` of
+    its windows from its first edge (the edges are sorted by time)."""
+    return training_midpoint(graph.manifest.time, int(graph.ts[0]) if graph.num_edges else None)
+
+
 def training_graph(
     graph: TemporalGraph, train_until: str, select: str = "validation"
 ) -> TemporalGraph:

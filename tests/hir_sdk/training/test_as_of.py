@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -10,7 +11,12 @@ import pytest
 from hir_sdk.errors import InputError
 from hir_sdk.schema.manifest import DAY
 from hir_sdk.training import TrainConfig, Trainer
-from hir_sdk.training.as_of import trained_until, training_graph, training_midpoint
+from hir_sdk.training.as_of import (
+    first_window_end,
+    trained_until,
+    training_graph,
+    training_midpoint,
+)
 from hir_sdk.training.config import DistillConfig, EngagementConfig
 
 
@@ -68,3 +74,14 @@ def test_training_midpoint_starts_at_the_first_edge():
     assert training_midpoint(t, 0) == 50
     assert training_midpoint(t, 40) == 70  # a start before the log: the log's half
     assert training_midpoint(t, 100) == 50  # no edge in the training window: the manifest's
+
+
+def test_the_first_window_ends_half_way_from_the_graphs_first_edge(tiny_graph):
+    t = tiny_graph.manifest.time
+    first = int(tiny_graph.ts.min())
+    assert first_window_end(tiny_graph) == training_midpoint(t, first)
+    early = dataclasses.replace(t, start=t.start - 3 * 365 * DAY)  # a round date long before
+    moved = dataclasses.replace(
+        tiny_graph, manifest=dataclasses.replace(tiny_graph.manifest, time=early)
+    )
+    assert first_window_end(moved) == first_window_end(tiny_graph) > first
