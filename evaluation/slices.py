@@ -124,8 +124,8 @@ def slice_rules(
     if _has_owner_type(graph):
         owner = graph.manifest.owner_type
         whose = (
-            f"the ad's {owner} (as of the request); a {owner}'s first exposure is the first "
-            f"exposure of any ad it owned at that exposure's time"
+            f"the ad's {owner} (as of the request); {_article(owner)} {owner}'s first exposure "
+            "is the first exposure of any ad it owned at that exposure's time"
         )
         rules[COLD_OWNERS] = f"{whose}, at or after the test start"
         rules[new_owners_name(new_days)] = f"{whose}, less than {new_days} days before the request"
@@ -176,3 +176,8 @@ def test_slices(
         for code, name in enumerate(names):
             slices[f"super-interest: {name}"] = codes == code
     return slices
+
+
+def _article(word: str) -> str:
+    """'a' or 'an' before `word` in a slice's rule, by its first letter."""
+    return "an" if word[:1].lower() in "aeiou" else "a"

@@ -175,6 +175,7 @@ def test_every_slice_has_a_rule(tiny_graph, requests):
     rules = slice_rules(tiny_graph)
     assert set(got) <= set(rules) | {n for n in got if n.startswith("super-interest")}
     assert "first exposure" in rules["cold-start advertisers"]
+    assert "; an advertiser's first exposure is" in rules["cold-start advertisers"]
 
 
 def test_examples_without_an_owner_are_never_new_advertisers(tiny_graph, requests):
