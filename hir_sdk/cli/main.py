@@ -21,6 +21,7 @@ from hir_sdk.cli import ab, dataset, demo, embed, export, fit, graph, run, synth
 from hir_sdk.errors import InputError
 
 BROKEN_PIPE = 128 + 13  # the status of a process ended by SIGPIPE
+INTERRUPTED = 128 + 2  # the status of a process ended by SIGINT (Ctrl-C)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,6 +43,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as err:
         print(f"hir {args.command}: error: {err}", file=sys.stderr)
         return err.exit_code
+    except KeyboardInterrupt:
+        # Ctrl-C is the user's choice, not a failure to explain: one line, no traceback
+        # (what the command was writing has been removed on the way out)
+        print(f"\nhir {args.command}: interrupted", file=sys.stderr)
+        return INTERRUPTED
     except BrokenPipeError:
         # the rest of the output goes nowhere, so the interpreter's last flush cannot fail
         # again on the closed pipe (the recipe of Python's `signal` documentation)

@@ -261,3 +261,22 @@ def test_help_and_version(argv, capsys):
         main(argv)
     assert exit_info.value.code == 0
     assert capsys.readouterr().out
+
+
+def test_ctrl_c_ends_a_command_with_one_line_and_nothing_half_written(tmp_path):
+    """Ctrl-C (SIGINT, here from a timer in the process) ends `hir synth` with 130, as
+    the signal would, one line instead of a traceback, and no output folder."""
+    out = tmp_path / "world"
+    code = (
+        "import os, signal, sys, threading\n"
+        "from hir_sdk.cli.main import main\n"
+        "threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()\n"
+        f"sys.exit(main(['synth', '--out', {str(out)!r}, '--scale', 'medium']))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=300
+    )
+    assert result.returncode == 130, result.stderr
+    assert "hir synth: interrupted" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not out.exists()
