@@ -45,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return err.exit_code
     except KeyboardInterrupt:
         # Ctrl-C is the user's choice, not a failure to explain: one line, no traceback
-        # (what the command was writing has been removed on the way out)
+        # (an output being published has been removed on the way out)
         print(f"\nhir {args.command}: interrupted", file=sys.stderr)
         return INTERRUPTED
     except BrokenPipeError:
