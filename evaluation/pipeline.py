@@ -41,10 +41,12 @@ from hir_sdk import __version__
 from hir_sdk.errors import InputError
 from hir_sdk.evaluation.ab import MAX_BOOTSTRAP, ABResult, compare
 from hir_sdk.evaluation.examples import WINDOWS, Examples, build_examples
+from hir_sdk.evaluation.label_horizon import warn_unlogged_end
 from hir_sdk.evaluation.rankers import (
     MultiStageArm,
     StackedArm,
     XGBoostArm,
+    attribution_seconds,
     make_ranker,
     needs_hir,
     stack_split,
@@ -161,6 +163,7 @@ def _check(
             "the dataset declares no conversion edge type; nothing to evaluate",
             file=graph.manifest.name,
         )
+    warn_unlogged_end(graph, attribution_seconds(config, graph))
     t = graph.manifest.time
     spans = {
         "train": (t.start if fit_from is None else max(t.start, fit_from), t.validation_start),

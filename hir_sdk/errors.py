@@ -1,7 +1,9 @@
 """The one exception type for user mistakes: bad files, bad columns, bad values.
 
 An `InputError` names the file, the column and a few offending rows. The CLI prints it
-and exits with code 2; library callers catch it like any exception.
+and exits with code 2; library callers catch it like any exception. A `LabelWarning`
+says that data the run accepts makes some results less reliable; the CLI prints it as
+one line and goes on.
 """
 
 from __future__ import annotations
@@ -52,3 +54,8 @@ class InputError(Exception):
             lines.append(f"offending rows{more}:")
             lines.extend(f"  {row}" for row in self.rows)
         return "\n".join(lines)
+
+
+class LabelWarning(UserWarning):
+    """Some labels rest on time the log does not cover (see
+    `evaluation.label_horizon`); the run goes on."""

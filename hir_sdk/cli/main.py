@@ -14,11 +14,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 
 from hir_sdk import __version__
 from hir_sdk.cli import ab, dataset, demo, embed, export, fit, graph, run, synth
-from hir_sdk.errors import InputError
+from hir_sdk.errors import InputError, LabelWarning
 
 BROKEN_PIPE = 128 + 13  # the status of a process ended by SIGPIPE
 INTERRUPTED = 128 + 2  # the status of a process ended by SIGINT (Ctrl-C)
@@ -39,7 +40,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.run(args) or 0)
+        with warnings.catch_warnings():
+            warnings.showwarning = _shown_as(f"hir {args.command}", warnings.showwarning)
+            return int(args.run(args) or 0)
     except InputError as err:
         print(f"hir {args.command}: error: {err}", file=sys.stderr)
         return err.exit_code
@@ -56,6 +59,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (OSError, ValueError):
             pass
         return BROKEN_PIPE
+
+
+def _shown_as(command: str, shown):
+    """`warnings.showwarning` that prints the SDK's own warnings about the data as the
+    command's one line (`hir run: warning: ...`), and any other as before."""
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, LabelWarning):
+            print(f"{command}: warning: {message}", file=sys.stderr)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    return show
 
 
 if __name__ == "__main__":  # pragma: no cover
