@@ -109,9 +109,6 @@ def validate_nodes(frame: pl.DataFrame, manifest: DatasetManifest, file: Path) -
     return out.with_row_index("index").with_columns(pl.col("index").cast(pl.Int64))
 
 
-MAX_TRIPLE_TABLE = 1 << 22  # (src type, relation, dst type) keys: a direct table up to this
-
-
 def _edge_type_codes(
     manifest: DatasetManifest, src: np.ndarray, rel: np.ndarray, dst: np.ndarray, rels: list[str]
 ) -> np.ndarray:
@@ -120,15 +117,14 @@ def _edge_type_codes(
     Each triple of codes becomes one integer key, looked up in a table over every possible
     key when that table is small (the usual handful of node types and relations: the
     categorical path's table, `category_codes.edge_type_keys`, with each code its own
-    id), else among the declared triples' sorted keys.
+    id; it says when the table would be too large), else among the declared triples'
+    sorted keys.
     """
     num_types = len(manifest.node_types)
-    size = num_types * len(rels) * num_types
-    if size <= MAX_TRIPLE_TABLE:
-        types = np.arange(num_types, dtype=np.int32)
-        keys = edge_type_keys(manifest, rels, (types, np.arange(len(rels), dtype=np.int32), types))
-        if keys is not None:
-            return edge_type_codes(keys, [(src, rel, dst)])
+    types = np.arange(num_types, dtype=np.int32)
+    keys = edge_type_keys(manifest, rels, (types, np.arange(len(rels), dtype=np.int32), types))
+    if keys is not None:
+        return edge_type_codes(keys, [(src, rel, dst)])
     node_code = manifest.node_type_index
     rel_code = {name: i for i, name in enumerate(rels)}
     specs = manifest.edge_types

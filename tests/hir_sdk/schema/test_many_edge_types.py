@@ -22,7 +22,6 @@ from hir_sdk.schema import (
     EdgeTypeSpec,
     TimeSplits,
     category_codes,
-    tables,
 )
 from hir_sdk.schema.columns import ROW
 from hir_sdk.schema.tables import validate_edges, validate_nodes
@@ -55,8 +54,7 @@ def _manifest() -> DatasetManifest:
 @pytest.mark.parametrize("table", [True, False])
 def test_each_edge_gets_the_code_of_its_declared_triple(categorical, table, monkeypatch):
     if not table:  # every key too many for a direct table: the sorted search
-        monkeypatch.setattr(tables, "MAX_TRIPLE_TABLE", 0)
-        monkeypatch.setattr(category_codes, "MAX_TRIPLES", 0)  # on the checked path
+        monkeypatch.setattr(category_codes, "MAX_TRIPLES", 0)  # on both paths
     manifest = _manifest()
     keys = manifest.edge_type_keys
     assert len(keys) == 3_000
@@ -97,7 +95,7 @@ def test_an_undeclared_triple_among_thousands_is_named(table, monkeypatch):
     from hir_sdk.errors import InputError
 
     if not table:
-        monkeypatch.setattr(tables, "MAX_TRIPLE_TABLE", 0)
+        monkeypatch.setattr(category_codes, "MAX_TRIPLES", 0)
     manifest = _manifest()
     nodes = pl.DataFrame({"node_type": list(NODE_TYPES), "node_id": [0] * len(NODE_TYPES)})
     nodes = validate_nodes(nodes.with_row_index(ROW), manifest, Path("nodes.parquet"))
