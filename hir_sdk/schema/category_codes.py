@@ -35,9 +35,10 @@ def category_table(series: pl.Series, names: list[str]) -> np.ndarray | None:
     numbers categories process-wide)."""
     if not is_categorical(series.dtype) or series.null_count() or not len(series):
         return None
-    if int(series.to_physical().max()) >= MAX_TABLE:  # type: ignore[arg-type]
+    top = int(series.to_physical().max())  # type: ignore[arg-type]
+    if top >= MAX_TABLE:
         return None
-    return category_positions(series, names)
+    return category_positions(series, names, top)
 
 
 def aligned_chunks(*columns: pl.Series) -> list[tuple[np.ndarray, ...]]:

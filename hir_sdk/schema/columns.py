@@ -216,15 +216,17 @@ def type_codes(
     return codes.astype(np.int32, copy=False)
 
 
-def category_positions(series: pl.Series, names: list[str]) -> np.ndarray:
+def category_positions(series: pl.Series, names: list[str], top: int | None = None) -> np.ndarray:
     """(P,) int32: the position in `names` of the category with physical id p, -1 for a
     name not among them, for every physical id up to the largest of `series` (a
-    categorical without nulls): a row's position is then one gather from its physical
-    id, and no row is decoded into its string."""
-    largest = series.to_physical().max()
-    if largest is None:  # no rows
-        return np.zeros(0, dtype=np.int32)
-    top = int(largest)  # type: ignore[arg-type]
+    categorical without nulls; `top`, that largest, when the caller has it): a row's
+    position is then one gather from its physical id, and no row is decoded into its
+    string."""
+    if top is None:
+        largest = series.to_physical().max()
+        if largest is None:  # no rows
+            return np.zeros(0, dtype=np.int32)
+        top = int(largest)  # type: ignore[arg-type]
     values, ids = _categories(series, top)
     table = np.full(top + 1, -1, dtype=np.int32)
     position = {name: i for i, name in enumerate(names)}
