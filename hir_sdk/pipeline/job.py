@@ -147,7 +147,7 @@ def run_job(
     from hir_sdk.graph.creation_order import check_creation_order
     from hir_sdk.interests import write_embeddings
     from hir_sdk.ranking.hir_snapshots import build_hir_lookup
-    from hir_sdk.training.as_of import first_window_end
+    from hir_sdk.training.as_of import first_window_end, first_window_start
     from hir_sdk.training.preflight import check_before_loading
     from hir_sdk.training.refresh_chain import refresh_ends, train_refreshed
 
@@ -172,8 +172,7 @@ def run_job(
 
     first = settings.first_run()
     runs = train_refreshed(data, out, first, ends, refresh_steps=refresh or None, progress=True)
-    first_edge = int(graph.ts[0])  # sorted by time
-    days = (ends["run"] - min(max(t.start, first_edge), ends["run"])) / DAY
+    days = (ends["run"] - first_window_start(graph)) / DAY
     progress(
         f"trained the encoder for {settings.steps} steps on the first {days:.0f} days"
         + (

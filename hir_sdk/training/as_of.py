@@ -132,18 +132,31 @@ def training_midpoint(splits: TimeSplits, first: int | None = None) -> int:
     `start` lies before it: a start set long before the log begins (a round date) would
     otherwise put the middle before any edge, and the encoder would have nothing to learn
     from."""
-    begin = (
-        first
-        if first is not None and splits.start < first < splits.validation_start
-        else splits.start
-    )
+    begin = training_start(splits, first)
     return begin + (splits.validation_start - begin) // 2
+
+
+def training_start(splits: TimeSplits, first: int | None = None) -> int:
+    """Where `training_midpoint` counts the training window from: the first edge's time
+    `first` where it lies inside the window, else the manifest's `start`."""
+    if first is not None and splits.start < first < splits.validation_start:
+        return first
+    return splits.start
+
+
+def _first_edge(graph: TemporalGraph) -> int | None:
+    return int(graph.ts[0]) if graph.num_edges else None  # the edges are sorted by time
 
 
 def first_window_end(graph: TemporalGraph) -> int:
     """Where `hir run` ends its first encoder's window on `graph`: `training_midpoint` of
-    its windows from its first edge (the edges are sorted by time)."""
-    return training_midpoint(graph.manifest.time, int(graph.ts[0]) if graph.num_edges else None)
+    its windows from its first edge."""
+    return training_midpoint(graph.manifest.time, _first_edge(graph))
+
+
+def first_window_start(graph: TemporalGraph) -> int:
+    """Where that window's days are counted from (`training_start`)."""
+    return training_start(graph.manifest.time, _first_edge(graph))
 
 
 def training_graph(
