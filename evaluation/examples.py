@@ -29,7 +29,7 @@ from hir_sdk.errors import InputError
 from hir_sdk.graph import TemporalGraph
 from hir_sdk.graph.event_index import EventIndex
 from hir_sdk.graph.owners import OwnersAsOf, conversion_index, converted_within
-from hir_sdk.schema.manifest import DAY
+from hir_sdk.schema.manifest import DAY, DatasetManifest
 
 WINDOWS = ("train", "validation", "test")
 
@@ -57,6 +57,15 @@ class Examples:
         return int(self.frame["label"].sum())
 
 
+def attribution_seconds(manifest: DatasetManifest, attribution_days: float | None = None) -> int:
+    """The attribution window in whole seconds, as the labels read it: `attribution_days`
+    (the A/B's override) or the manifest's; an `InputError` unless it is > 0."""
+    days = manifest.attribution_window_days if attribution_days is None else attribution_days
+    if not days > 0:
+        raise InputError(f"attribution window must be > 0 days, got {days}")
+    return int(round(days * DAY))
+
+
 def build_examples(
     graph: TemporalGraph,
     window: str,
@@ -75,10 +84,7 @@ def build_examples(
         raise InputError('the manifest declares no exposure edge type (role = "exposure")')
     if not manifest.edge_types_with_role("conversion"):
         raise InputError('the manifest declares no conversion edge type (role = "conversion")')
-    days = manifest.attribution_window_days if attribution_days is None else attribution_days
-    if not days > 0:
-        raise InputError(f"attribution window must be > 0 days, got {days}")
-    attribution_s = int(round(days * DAY))
+    attribution_s = attribution_seconds(manifest, attribution_days)
     owners = OwnersAsOf(graph) if owners is None else owners
     lo, hi = manifest.time.window(window)
     horizon = hi

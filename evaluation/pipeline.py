@@ -46,7 +46,6 @@ from hir_sdk.evaluation.rankers import (
     MultiStageArm,
     StackedArm,
     XGBoostArm,
-    attribution_seconds,
     make_ranker,
     needs_hir,
     stack_split,
@@ -163,7 +162,7 @@ def _check(
             "the dataset declares no conversion edge type; nothing to evaluate",
             file=graph.manifest.name,
         )
-    warn_unlogged_end(graph, attribution_seconds(config, graph))
+    warn_unlogged_end(graph, examples["test"].attribution_window_s)
     t = graph.manifest.time
     spans = {
         "train": (t.start if fit_from is None else max(t.start, fit_from), t.validation_start),

@@ -49,6 +49,7 @@ import numpy as np
 import polars as pl
 
 from hir_sdk.errors import InputError
+from hir_sdk.evaluation.examples import attribution_seconds
 from hir_sdk.io.atomic import atomic_output_dir
 from hir_sdk.io.output_folder import check_ours
 from hir_sdk.ranking.baselines import PopularityModel, XGBoostBaseline
@@ -60,7 +61,6 @@ from hir_sdk.schema.manifest import DAY, iso_time
 
 if TYPE_CHECKING:
     from hir_sdk.evaluation.pipeline import ABConfig
-    from hir_sdk.graph import TemporalGraph
     from hir_sdk.ranking.sequence.multistage import MultiStageRanker
     from hir_sdk.ranking.sequence.multistage_files import SavedMultiStage
 
@@ -317,13 +317,6 @@ def stack_split(ts: np.ndarray, share: float, name: str, window_s: int = 0) -> i
     return split
 
 
-def attribution_seconds(config: ABConfig, graph: TemporalGraph) -> int:
-    """The A/B's attribution window in seconds, as `build_examples` rounds it."""
-    days = config.attribution_days
-    days = graph.manifest.attribution_window_days if days is None else days
-    return int(round(days * DAY))
-
-
 class StackedArm(XGBoostArm):
     """XGBoost on the as-of features (with `hir`, and the HIR columns) plus the
     multi-stage ranker's probability (`xgboost+multistage`, `xgboost+hir+multistage`,
@@ -355,7 +348,7 @@ class StackedArm(XGBoostArm):
 
     def fit(self, data: RankingData) -> StackedArm:
         ts = data.examples["train"]["ts"].to_numpy()
-        window_s = attribution_seconds(self.config, data.graph)
+        window_s = attribution_seconds(data.graph.manifest, self.config.attribution_days)
         split = stack_split(ts, self.share, self.name, window_s)
         # its score is a feature of the examples from the split on, so it fits only on
         # labels known before the split: a label read past it would carry a conversion
