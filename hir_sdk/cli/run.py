@@ -19,11 +19,11 @@
    check them against torch.
 
 Content features are on when the data has a content table (a `--config` file that sets
-`use_content` decides otherwise; its other keys change only what they set, but for the
-keys the schedule sets for every encoder run: `steps`, `seed`, `train_until`, `select`,
-`eval_every`, `checkpoint_every`, which a warning names where the file's values differ
-from the job's; an `init_from` warm-starts the first encoder only, and the warning says
-so). Everything
+`use_content` decides otherwise, and `use_content = true` without a content table is
+refused; its other keys change only what they set, but for the keys the schedule sets for
+every encoder run: `steps`, `seed`, `train_until`, `select`, `eval_every`,
+`checkpoint_every`, which a warning names where the file's values differ from the job's;
+an `init_from` warm-starts the first encoder only, and the warning says so). Everything
 is written into `--out`, which must be absent or empty and may not lie inside `--data`;
 `--overwrite` replaces an earlier `hir run` output holding only what hir-sdk wrote
 (never another folder, never your files). `job.toml` in `--out` records every setting of

@@ -5,7 +5,11 @@ validated and the graph built:
 - `init_from` names a training run (a folder with its `config.toml`);
 - `device` can be had on this machine (`device = "cuda"` needs a visible GPU; under
   `torchrun`, one per rank of the machine);
-- `distill.seed_types` are node types of the dataset.
+- `distill.seed_types` are node types of the dataset;
+- `use_content = true` has a content table to read: no default turns it on without one
+  (`hir run` turns it on only for data that has the table), so a run that sets it on
+  data without text was asked for text it cannot have, and is refused rather than
+  trained without any.
 
 `check_before_loading` runs them all; `Trainer` calls it before it reads the data, and
 `hir run`'s job before it builds the graph. The places that use each setting raise the
@@ -20,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hir_sdk.errors import InputError
+from hir_sdk.schema.dataset import CONTENT_FILE
 from hir_sdk.schema.manifest import MANIFEST_FILE, DatasetManifest, load_manifest
 
 if TYPE_CHECKING:
@@ -55,6 +60,17 @@ def check_device(choice: str) -> None:
     device_for(choice, local_rank(), cuda_devices)
 
 
+def check_content(use_content: bool, root: Path) -> None:
+    """An `InputError` naming the missing content table when `use_content` asks for the
+    text of the dataset folder `root` and it has none."""
+    if use_content and not (root / CONTENT_FILE).exists():
+        raise InputError(
+            "use_content = true, but the dataset has no content table: add it, or set "
+            "use_content = false to train without text",
+            file=root / CONTENT_FILE,
+        )
+
+
 def check_before_loading(config: TrainConfig, data: str | Path) -> DatasetManifest:
     """Every check of the module docstring for training `config` on the dataset folder
     `data`; returns its manifest. Raises `InputError` as reading the data would for a
@@ -66,5 +82,6 @@ def check_before_loading(config: TrainConfig, data: str | Path) -> DatasetManife
     if config.init_from:
         check_init_from(config.init_from)
     check_seed_types(config.distill.seed_types, manifest)
+    check_content(config.use_content, root)
     check_device(config.device)
     return manifest

@@ -1,8 +1,11 @@
-"""The training settings that need no graph (`init_from`, `device`, `distill.seed_types`)
-are refused by `hir fit` and `hir run` before the data is read or the graph built, with
-the messages the places that use them give."""
+"""The training settings that need no graph (`init_from`, `device`, `distill.seed_types`,
+`use_content` without a content table) are refused by `hir fit` and `hir run` before the
+data is read or the graph built, with the messages the places that use them give."""
 
 from __future__ import annotations
+
+import dataclasses
+import shutil
 
 import pytest
 import torch
@@ -14,6 +17,7 @@ import hir_sdk.training.trainer
 from hir_sdk.cli.main import main
 from hir_sdk.errors import InputError
 from hir_sdk.schema.manifest import load_manifest
+from hir_sdk.training.preflight import check_before_loading
 from hir_sdk.training.prototype_seeding import seeding_type_codes
 from hir_sdk.training.warm_start import warm_start_state
 
@@ -94,3 +98,42 @@ def test_the_job_checks_them_before_the_graph_for_its_library_callers(
     with pytest.raises(InputError, match=r"distill.seed_types \['nope'\]"):
         run_job(tiny_world, tmp_path / "out", settings)
     assert not any((tmp_path / "out").iterdir())  # not even job.toml
+
+
+@pytest.fixture
+def no_content(tiny_world, tmp_path):
+    """The tiny world without its content table."""
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    for name in ("manifest.toml", "nodes.parquet", "edges.parquet"):
+        shutil.copy(tiny_world / name, bare / name)
+    return bare
+
+
+@pytest.mark.parametrize("command", ["fit", "run"])
+def test_use_content_without_a_content_table_is_refused(
+    command, no_content, tmp_path, capsys, no_loading
+):
+    config, out = tmp_path / "train.toml", tmp_path / "out"
+    config.write_text("use_content = true\n")
+    argv = [command, "--data", str(no_content), "--out", str(out), "--config", str(config)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"hir {command}: error: {no_content / 'content.parquet'}: use_content = true, but the "
+        "dataset has no content table: add it, or set use_content = false to train without "
+        "text\n"
+    )
+    assert not out.exists()
+
+
+def test_the_defaults_train_without_text_on_data_without_content(no_content):
+    from hir_sdk.pipeline import JobSettings
+    from hir_sdk.training import TrainConfig
+
+    job = JobSettings.for_data(no_content).first_run()
+    for config in (TrainConfig(), job):  # hir fit's defaults, hir run's
+        assert not config.use_content
+        check_before_loading(config, no_content)  # no error
+    with pytest.raises(InputError, match="use_content = true, but the dataset has no content"):
+        check_before_loading(dataclasses.replace(job, use_content=True), no_content)
