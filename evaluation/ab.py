@@ -12,6 +12,11 @@ The resamples are drawn one at a time from a seeded generator and drawn again, t
 for each metric and slice: memory stays one resample's user counts, however many
 resamples. Their number is bounded (`MAX_BOOTSTRAP`): past it the intervals no longer
 move, and a typo (`--bootstrap 1000000000`) would run for days.
+
+A resample that draws no converting user is skipped (no metric is defined on it), and so
+is one on which a metric is undefined (AUC with only conversions drawn): each interval
+records how many resamples it is computed from, and each result how many drew no
+conversion, so that a report can say what its intervals rest on.
 """
 
 from __future__ import annotations
@@ -61,12 +66,15 @@ class Interval:
 
 @dataclass(frozen=True)
 class MetricDelta:
-    """One metric for both models, and treatment - control with its interval."""
+    """One metric for both models, and treatment - control with its interval, computed
+    from `resamples` of the bootstrap's resamples (the others drew no conversion, or the
+    metric was undefined on them)."""
 
     metric: str
     control: float
     treatment: float
     delta: Interval
+    resamples: int
 
     @property
     def relative(self) -> float:
@@ -79,10 +87,14 @@ class MetricDelta:
 
 @dataclass(frozen=True)
 class SliceResult:
+    """One slice's deltas (none when it cannot have intervals); `no_conversion` of the
+    resamples drew no converting user of the slice and were skipped for it."""
+
     name: str
     examples: int
     positives: int
     deltas: tuple[MetricDelta, ...]
+    no_conversion: int = 0
 
 
 @dataclass(frozen=True)
@@ -97,6 +109,7 @@ class ABResult:
     n_bootstrap: int
     confidence: float
     seed: int
+    no_conversion: int  # resamples that drew no converting user: skipped by every metric
     notes: dict[str, object] = field(default_factory=dict)
 
     def metric(self, name: str) -> MetricDelta:
@@ -116,7 +129,7 @@ class ABResult:
             return (
                 f"no verdict: NE {pct:+.2f}%, without an interval (a {level} needs at "
                 f"least {min_resamples(self.confidence)} resamples with a conversion; "
-                f"{self.n_bootstrap} drawn)"
+                f"{ne.resamples} of the {self.n_bootstrap} drawn are usable)"
             )
         if ne.delta.high < 0:
             return (
@@ -162,16 +175,19 @@ def _compare(
     users: np.ndarray,
     draws: Callable[[], Iterator[np.ndarray]],
     alpha: float,
-) -> tuple[MetricDelta, ...]:
-    out = []
+) -> tuple[tuple[MetricDelta, ...], int]:
+    """Each metric's delta with its interval, and how many resamples drew no conversion
+    (the same for every metric: it depends on the draws and the labels alone)."""
+    out, no_conversion = [], 0
     for name in names:
         spec = METRICS[name]
         control = _value(spec, y, pc, None, users)
         treatment = _value(spec, y, pt, None, users)
-        samples = []
+        samples, no_conversion = [], 0
         for counts in draws():
             w = counts[users].astype(np.float64)
             if w.sum() == 0 or not (y * w).sum() > 0:
+                no_conversion += 1
                 continue
             samples.append(_value(spec, y, pt, w, users) - _value(spec, y, pc, w, users))
         finite = np.asarray([s for s in samples if np.isfinite(s)])
@@ -179,12 +195,9 @@ def _compare(
             low, high = np.quantile(finite, [alpha / 2, 1 - alpha / 2])
         else:
             low = high = float("nan")
-        out.append(
-            MetricDelta(
-                name, control, treatment, Interval(treatment - control, float(low), float(high))
-            )
-        )
-    return tuple(out)
+        delta = Interval(treatment - control, float(low), float(high))
+        out.append(MetricDelta(name, control, treatment, delta, len(finite)))
+    return tuple(out), no_conversion
 
 
 def compare(
@@ -226,7 +239,7 @@ def compare(
     n_users = int(user_idx.max()) + 1 if len(user_idx) else 0
     draws = partial(_user_draws, n_users, n_bootstrap, seed)
     alpha = 1 - confidence
-    overall = _compare(metrics, y, p_control, p_treatment, user_idx, draws, alpha)
+    overall, no_conversion = _compare(metrics, y, p_control, p_treatment, user_idx, draws, alpha)
     results = []
     for name, mask in (slices or {}).items():
         mask = np.asarray(mask, dtype=bool)
@@ -234,10 +247,10 @@ def compare(
         if mask.sum() == 0 or y[mask].sum() == 0 or y[mask].sum() == mask.sum() or one_user:
             results.append(SliceResult(name, int(mask.sum()), int(y[mask].sum()), ()))
             continue
-        deltas = _compare(
+        deltas, skipped = _compare(
             SLICE_METRICS, y[mask], p_control[mask], p_treatment[mask], user_idx[mask], draws, alpha
         )
-        results.append(SliceResult(name, int(mask.sum()), int(y[mask].sum()), deltas))
+        results.append(SliceResult(name, int(mask.sum()), int(y[mask].sum()), deltas, skipped))
     return ABResult(
         control=control,
         treatment=treatment,
@@ -249,4 +262,5 @@ def compare(
         n_bootstrap=n_bootstrap,
         confidence=confidence,
         seed=seed,
+        no_conversion=no_conversion,
     )

@@ -56,6 +56,47 @@ def delta_cell(d: MetricDelta) -> str:
     return f"{d.delta.estimate:+.4f} [{_num(d.delta.low)}, {_num(d.delta.high)}]{mark}"
 
 
+def resample_note(ab: ABResult) -> str:
+    """The sentence that says how the intervals were computed: the level, the seed and the
+    resamples they rest on; when some were skipped, how many and why (no converting user
+    drawn, or the metric undefined on the resample)."""
+    head = f"Intervals: {100 * ab.confidence:.0f}% paired bootstrap over users"
+    usable = ab.n_bootstrap - ab.no_conversion
+    fewer = [d for d in ab.metrics if d.resamples < usable]
+    if not ab.no_conversion and not fewer:
+        return f"{head}, {ab.n_bootstrap} resamples, seed {ab.seed}."
+    text = f"{head}, seed {ab.seed}, computed from {usable} of {ab.n_bootstrap} resamples"
+    if ab.no_conversion:
+        text += (
+            f": {ab.no_conversion} drew no user with a conversion, on which no metric is "
+            "defined, and were skipped"
+        )
+    text += "."
+    if fewer:
+        text += " Fewer where a metric was undefined on a resample: " + ", ".join(
+            f"{d.spec.label} from {d.resamples}" for d in fewer
+        )
+        text += "."
+    return text
+
+
+def slice_resample_notes(ab: ABResult) -> list[str]:
+    """For each slice whose intervals rest on fewer than all the resamples: how many each
+    interval is computed from, and how many drew no conversion in the slice."""
+    notes = []
+    for s in ab.slices:
+        if not s.deltas or all(d.resamples == ab.n_bootstrap for d in s.deltas):
+            continue
+        counts = ", ".join(f"{d.spec.label} from {d.resamples}" for d in s.deltas)
+        why = (
+            f" ({s.no_conversion} drew no conversion in the slice and were skipped)"
+            if s.no_conversion
+            else ""
+        )
+        notes.append(f"{s.name}: {counts} of the {ab.n_bootstrap} resamples{why}")
+    return notes
+
+
 def metric_rows(report: Report) -> list[tuple[str, str, str, str, str]]:
     """(metric, control, treatment, delta with interval, relative) rows, formatted."""
     rows = []
@@ -80,8 +121,7 @@ def render_markdown(report: Report) -> str:
         "",
         f"Control **{ab.control}** vs treatment **{ab.treatment}** on {ab.examples:,} "
         f"test examples from {ab.users:,} users ({ab.positives:,} conversions). "
-        f"Intervals: {level} paired bootstrap over users, {ab.n_bootstrap} resamples, "
-        f"seed {ab.seed}. ✓ / ✗: the treatment is significantly better / worse.",
+        f"{resample_note(ab)} ✓ / ✗: the treatment is significantly better / worse.",
         "",
         "## Metrics",
         "",
@@ -104,6 +144,10 @@ def render_markdown(report: Report) -> str:
             f"{cells.get('ne', 'too few conversions')} | "
             f"{cells.get('auc', 'too few conversions')} |"
         )
+    fewer = slice_resample_notes(ab)
+    if fewer:
+        lines += ["", "Slice intervals from fewer resamples:", ""]
+        lines += [f"- {note}" for note in fewer]
     if report.slice_rules:
         lines += ["", "How each slice is defined:", ""]
         lines += [f"- **{k}:** {v}" for k, v in report.slice_rules.items()]

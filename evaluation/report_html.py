@@ -28,7 +28,13 @@ import numpy as np
 from markupsafe import Markup
 
 from hir_sdk.evaluation.ab import MetricDelta
-from hir_sdk.evaluation.report import Report, delta_cell, metric_rows
+from hir_sdk.evaluation.report import (
+    Report,
+    delta_cell,
+    metric_rows,
+    resample_note,
+    slice_resample_notes,
+)
 
 GOOD, BAD, NEUTRAL = "#2ca02c", "#d62728", "#7f7f7f"
 
@@ -156,7 +162,7 @@ def render_html(report: Report) -> str:
     return _template().render(
         title=report.title,
         ab=ab,
-        level=level,
+        resamples=resample_note(ab),
         outcome=_outcome(ab.metric("ne")),
         metric_header=[
             "metric",
@@ -171,6 +177,7 @@ def render_html(report: Report) -> str:
         slice_rows=slice_rows,
         slice_chart=Markup(slice_chart),
         slice_rules=report.slice_rules,
+        slice_resamples=slice_resample_notes(ab),
         reliability=Markup(reliability),
         lift=Markup(lift),
         protocol={str(k): str(v) for k, v in report.protocol.items()},

@@ -143,3 +143,48 @@ def test_too_few_resamples_give_no_interval_and_no_verdict():
         assert few.verdict.startswith("no verdict") and "at least 40" in few.verdict
     enough = compare(y, c, t, users, n_bootstrap=40)
     assert enough.metric("ne").delta.high < 0 and "significant" in enough.verdict
+
+
+def test_the_report_counts_the_resamples_its_intervals_rest_on():
+    """Two converting users of twenty: about a tenth of the resamples draw neither and are
+    skipped. The result counts them (overall and per slice), each interval says how many
+    resamples it is computed from, and both reports say so rather than "200 resamples"."""
+    from hir_sdk.evaluation.report import ModelCurves, Report, render_markdown
+    from hir_sdk.evaluation.report_html import render_html
+
+    rng = np.random.default_rng(0)
+    users = np.repeat(np.arange(20), 10)
+    y = np.zeros(len(users))
+    y[[30, 33, 111]] = 1  # users 3 and 11
+    c = np.full(len(y), 0.1)
+    t = np.clip(0.1 + 0.3 * y + 0.05 * rng.normal(size=len(y)), 0.01, 0.99)
+    slices = {"users 0-9": users < 10}
+    result = compare(y, c, t, users, n_bootstrap=200, seed=0, slices=slices)
+
+    draws = list(_user_draws(20, 200, 0))
+    skipped = sum(1 for d in draws if d[3] == 0 and d[11] == 0)
+    skipped_in_slice = sum(1 for d in draws if d[3] == 0)
+    assert 0 < skipped < skipped_in_slice
+    assert result.no_conversion == skipped
+    assert result.metric("ne").resamples == result.metric("log_loss").resamples == 200 - skipped
+    assert result.slices[0].no_conversion == skipped_in_slice
+    assert {d.resamples for d in result.slices[0].deltas} == {200 - skipped_in_slice}
+
+    report = Report("t", result, ModelCurves.of("c", y, c), ModelCurves.of("t", y, t))
+    said = (
+        f"computed from {200 - skipped} of 200 resamples: {skipped} drew no user with a "
+        "conversion, on which no metric is defined, and were skipped."
+    )
+    in_slice = (
+        f"users 0-9: NE from {200 - skipped_in_slice}, ROC-AUC from "
+        f"{200 - skipped_in_slice} of the 200 resamples ({skipped_in_slice} drew no "
+        "conversion in the slice and were skipped)"
+    )
+    for text in (render_markdown(report), render_html(report)):
+        assert said in text and in_slice in text and "200 resamples," not in text
+
+    y[users * 10 + 5] = 1  # a conversion for every user: no resample is skipped
+    every = compare(y, c, t, users, n_bootstrap=200, seed=0)
+    assert every.no_conversion == 0 and every.metric("ne").resamples == 200
+    report = Report("t", every, ModelCurves.of("c", y, c), ModelCurves.of("t", y, t))
+    assert "paired bootstrap over users, 200 resamples, seed 0." in render_markdown(report)
