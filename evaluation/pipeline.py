@@ -52,7 +52,7 @@ from hir_sdk.evaluation.rankers import (
 )
 from hir_sdk.evaluation.report import ModelCurves, Report, render_markdown
 from hir_sdk.evaluation.report_html import render_html
-from hir_sdk.evaluation.slices import slice_rules, test_slices
+from hir_sdk.evaluation.slices import planted_interests, slice_rules, test_slices
 from hir_sdk.graph import TemporalGraph, build_graph
 from hir_sdk.graph.creation_order import check_creation_order
 from hir_sdk.graph.owners import OwnersAsOf, conversion_index
@@ -349,6 +349,7 @@ def run_ab_on_graph(
     config = config or ABConfig()
     timings: dict[str, float] = {}
     started = time.perf_counter()
+    planted = planted_interests(graph, truth) if truth is not None else None  # checked first
     examples, data = ranking_data(graph, config, hir)
     y = {w: data.labels(w) for w in examples}
     owners = data.owners
@@ -376,7 +377,7 @@ def run_ab_on_graph(
         cutoff=graph.manifest.time.test_start,
         min_events=config.sparse_user_events,
         new_days=config.new_advertiser_days,
-        truth=truth,
+        planted=planted,
         owners=owners,
     )
     mark = time.perf_counter()
@@ -403,7 +404,7 @@ def run_ab_on_graph(
             graph,
             min_events=config.sparse_user_events,
             new_days=config.new_advertiser_days,
-            planted=truth is not None,
+            planted=planted is not None,
         ),
     )
     predictions = pl.DataFrame(

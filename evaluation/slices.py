@@ -29,13 +29,16 @@ way, and owners are read from structural edges before `t` (`OwnersAsOf`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
+from hir_sdk.errors import InputError
 from hir_sdk.graph import TemporalGraph
 from hir_sdk.graph.owners import NO_OWNER, OwnersAsOf
+from hir_sdk.schema.columns import as_string, listed, read_table, refuse_rows, require_columns
 from hir_sdk.schema.manifest import DAY
 
 _LATE = np.iinfo(np.int64).max
@@ -81,28 +84,93 @@ def owner_first_exposure(graph: TemporalGraph, owners: OwnersAsOf) -> np.ndarray
     return _first_by(owner[known], ts[known], graph.num_nodes)
 
 
-def truth_super_interest(
-    graph: TemporalGraph, truth: Path, ads: np.ndarray
-) -> tuple[np.ndarray, list[str]] | None:
-    """Planted super-interest of each ad (index into the returned names), or None."""
+@dataclass(frozen=True)
+class PlantedInterests:
+    """Each node's planted super-interest, read from a truth folder: its position in
+    `names` (-1 for a node the truth does not list)."""
+
+    code: np.ndarray  # (N,) int64
+    names: tuple[str, ...]  # by super-interest id, ascending
+
+
+def planted_interests(graph: TemporalGraph, truth: Path) -> PlantedInterests | None:
+    """The planted super-interests of `graph`'s ads from the truth folder `truth`, or
+    None when it has no taxonomy and entities or lists no ad. Read before any model is
+    fitted, so that a truth folder that cannot be used stops the A/B before its work.
+
+    The ids in the `super` columns are taken as given (3, 7, 12 as well as 0, 1, 2):
+    each is mapped to its `super_name` through the taxonomy, never used as a position.
+    Ids that cannot be mapped raise `InputError` naming the file, the column and the
+    offending rows: a null id, an entity's id that the taxonomy lacks, an id with two
+    names, or a name given to two ids (their slices would share one label)."""
     entities, taxonomy = truth / "entities.parquet", truth / "taxonomy.parquet"
     if not (entities.exists() and taxonomy.exists()):
         return None
-    table = pl.read_parquet(entities).with_columns(pl.col("node_type").cast(pl.String))
-    ad_rows = table.filter(pl.col("node_type") == "ad")
+    ids, names = _super_names(taxonomy)
+    table = read_table(entities, ("node_type",))
+    require_columns(table, ["node_type", "node_id", "super"], entities)
+    ad_rows = table.filter(as_string(table, "node_type", entities) == "ad")
     if ad_rows.height == 0 or "ad" not in graph.node_types:
         return None
-    index = graph.index("ad", ad_rows["node_id"].to_numpy())
-    super_of = np.full(graph.num_nodes, -1, dtype=np.int64)
-    super_of[index] = ad_rows["super"].to_numpy()
-    names = (
-        pl.read_parquet(taxonomy)
-        .select("super", "super_name")
-        .unique()
-        .sort("super")["super_name"]
-        .to_list()
+    _integer_ids(ad_rows, entities)
+    refuse_rows(
+        f"super-interest ids that {taxonomy.name} does not name (it names {listed(ids)})",
+        ad_rows,
+        ~ad_rows["super"].is_in(ids),
+        file=entities,
+        column="super",
+        show=["node_type", "node_id", "super"],
     )
-    return super_of[ads], names
+    try:
+        index = graph.index("ad", ad_rows["node_id"].to_numpy())
+    except InputError as err:
+        problem = f"{err.problem}: the truth lists ads that the dataset does not have"
+        raise InputError(problem, file=entities, column="node_id") from None
+    code = np.full(graph.num_nodes, -1, dtype=np.int64)
+    code[index] = np.searchsorted(np.asarray(ids), ad_rows["super"].to_numpy())
+    return PlantedInterests(code, tuple(names))
+
+
+def _super_names(taxonomy: Path) -> tuple[list[int], list[str]]:
+    """The taxonomy's super-interest ids, sorted, and the name of each."""
+    table = read_table(taxonomy)
+    require_columns(table, ["super", "super_name"], taxonomy)
+    _integer_ids(table, taxonomy)
+    as_string(table, "super_name", taxonomy)
+    pairs = table.select("super", "super_name").unique(["super", "super_name"])
+    for column, other, problem in (
+        ("super", "super_name", "super-interest ids with more than one name (a slice has one)"),
+        ("super_name", "super", "names of more than one super-interest id (one slice each)"),
+    ):
+        shared = pairs.filter(pl.col(column).is_duplicated())[column]
+        refuse_rows(
+            problem,
+            table,
+            table[column].is_in(shared.implode()),
+            file=taxonomy,
+            column=other,
+            show=["super", "super_name"],
+        )
+    pairs = pairs.sort("super")
+    return pairs["super"].to_list(), pairs["super_name"].to_list()
+
+
+def _integer_ids(table: pl.DataFrame, file: Path) -> None:
+    """The `super` column of a truth table holds integer ids, none null."""
+    if not table["super"].dtype.is_integer():
+        raise InputError(
+            f"super-interest ids must be integers, found {table['super'].dtype}",
+            file=file,
+            column="super",
+        )
+    refuse_rows(
+        "null super-interest ids",
+        table,
+        table["super"].is_null(),
+        file=file,
+        column="super",
+        show=["super"],
+    )
 
 
 def _has_owner_type(graph: TemporalGraph) -> bool:
@@ -152,11 +220,12 @@ def test_slices(
     cutoff: int,
     min_events: int = 5,
     new_days: int = 14,
-    truth: Path | None = None,
+    planted: PlantedInterests | None = None,
     owners: OwnersAsOf | None = None,
 ) -> dict[str, np.ndarray]:
     """Name -> boolean mask over the examples (`ts`: each example's request time; `owner`:
-    each ad's owner as of it, from `owners`, built here when not given)."""
+    each ad's owner as of it, from `owners`, built here when not given), with one slice
+    per `planted` super-interest, labelled with its name."""
     if new_days < 1:
         raise ValueError(f"test_slices: new_days must be >= 1, got {new_days}")
     ts = np.asarray(ts, dtype=np.int64)
@@ -170,10 +239,9 @@ def test_slices(
         slices[COLD_OWNERS] = owned & (owner_first >= cutoff)
         slices[new_owners_name(new_days)] = owned & (owner_first > recent)
     slices[sparse_name(min_events)] = graph.at(cutoff).degree()[user] < min_events
-    planted = truth_super_interest(graph, truth, ad) if truth is not None else None
     if planted is not None:
-        codes, names = planted
-        for code, name in enumerate(names):
+        codes = planted.code[ad]
+        for code, name in enumerate(planted.names):
             slices[f"super-interest: {name}"] = codes == code
     return slices
 
