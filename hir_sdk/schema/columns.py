@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from hir_sdk.errors import MAX_SHOWN_ROWS, InputError
 from hir_sdk.schema.manifest import MAX_TIME
+from hir_sdk.schema.parquet_parts import locate_rows, read_parts, read_schema, table_parts
 
 ROW = "__row"  # 0-based row number in the file, carried for error messages
 INT64_MAX = np.iinfo(np.int64).max
@@ -47,7 +47,8 @@ def listed(names: list) -> str:
 
 
 def read_table(path: Path, categories: tuple[str, ...] = ()) -> pl.DataFrame:
-    """Read one parquet file into polars, with a row-number column for error messages.
+    """Read one parquet table into polars, with a row-number column for error messages:
+    a file, or a folder of part files read as one table (`parquet_parts`).
 
     String columns named in `categories` (the few distinct type names repeated on every
     row; stored as string, large_string or string_view) are read as dictionaries, so they
@@ -57,16 +58,19 @@ def read_table(path: Path, categories: tuple[str, ...] = ()) -> pl.DataFrame:
     if not path.exists():
         raise InputError("file not found", file=path)
     try:
-        schema = pq.read_schema(path)
+        schema = read_schema(path)
         as_dictionary = [
             name
             for name in categories
             if name in schema.names
             and any(is_string(schema.field(name).type) for is_string in _STRING_TYPES)
         ]
-        table = pq.read_table(path, read_dictionary=as_dictionary or None)
+        table = read_parts(path, read_dictionary=as_dictionary or None)
+    except InputError:
+        raise
     except Exception as err:  # pyarrow raises several types for corrupt files
-        raise InputError(f"cannot read parquet: {err}", file=path) from None
+        where = path if not path.is_dir() else table_parts(path)[0]  # a part's own schema
+        raise InputError(f"cannot read parquet: {err}", file=where) from None
     table = table.drop_columns(pandas_index_columns(table.schema))
     frame = pl.from_arrow(table)
     if not isinstance(frame, pl.DataFrame):  # pragma: no cover - a table is never a Series
@@ -121,10 +125,20 @@ def render_rows(frame: pl.DataFrame, columns: list[str]) -> list[str]:
 def fail_rows(
     problem: str, bad: pl.DataFrame, *, file: Path, column: str, show: list[str]
 ) -> InputError:
-    """An `InputError` quoting the offending rows of `bad`."""
-    return InputError(
-        problem, file=file, column=column, rows=render_rows(bad, show), total=bad.height
-    )
+    """An `InputError` quoting the offending rows of `bad`. For a table read from a
+    folder of parts, it names the part that holds them (or, when they lie in several,
+    the folder and each row's part), with row numbers within the part."""
+    rows = render_rows(bad, show)
+    if file.is_dir():
+        shown = bad.head(MAX_SHOWN_ROWS)
+        parts, which, local = locate_rows(file, shown[ROW].to_numpy())
+        rows = render_rows(shown.with_columns(pl.Series(ROW, local)), show)
+        _, all_parts, _ = locate_rows(file, bad[ROW].to_numpy())
+        if len(np.unique(all_parts)) == 1:
+            file = parts[int(which[0])]
+        else:
+            rows = [f"{parts[int(w)].name} {row}" for w, row in zip(which, rows, strict=True)]
+    return InputError(problem, file=file, column=column, rows=rows, total=bad.height)
 
 
 def refuse_rows(

@@ -7,6 +7,8 @@ DATA/
   edges.parquet     required
   content.parquet   optional (entity text and vectors)
 ```
+Each table is a parquet file or a folder of part files read as one table (Spark's
+output: `parquet_parts`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from hir_sdk.errors import InputError
 from hir_sdk.io.fingerprint import fingerprint_files
 from hir_sdk.schema.columns import read_table
 from hir_sdk.schema.manifest import MANIFEST_FILE, DatasetManifest, load_manifest
+from hir_sdk.schema.parquet_parts import table_parts
 from hir_sdk.schema.tables import validate_content, validate_edges, validate_nodes
 
 NODES_FILE = "nodes.parquet"
@@ -57,15 +60,16 @@ def load_dataset(root: str | Path) -> Dataset:
     manifest = load_manifest(root / MANIFEST_FILE)
     content_path = root / CONTENT_FILE
     has_content = content_path.exists()
-    files = [root / MANIFEST_FILE, root / NODES_FILE, root / EDGES_FILE]
-    files += [content_path] if has_content else []
+    tables = [NODES_FILE, EDGES_FILE, *([CONTENT_FILE] if has_content else [])]
+    # every file read, a folder's parts in sorted order (a changed part changes it)
+    files = [root / MANIFEST_FILE, *(p for t in tables for p in table_parts(root / t))]
     # the fingerprint hashes the files on a thread of its own (hashing releases the GIL)
     # while they are validated; the edges are read while the nodes are checked, and the
     # content is checked beside the edges (it needs only the nodes). Each table's problem
     # is still reported in the order nodes, edges, content.
     pool = ThreadPoolExecutor(max_workers=3)
     stop = Event()
-    fingerprint = pool.submit(fingerprint_files, files, stop=stop)
+    fingerprint = pool.submit(fingerprint_files, files, root=root, stop=stop)
     edges_frame = pool.submit(read_table, root / EDGES_FILE, TYPE_COLUMNS)
     try:
         nodes = validate_nodes(
