@@ -32,6 +32,7 @@ from hir_sdk.model import HierarchicalEncoder, Impl, choose_impl
 from hir_sdk.sampling.audience import AudienceTerms
 from hir_sdk.sampling.loader import BatchBuilder
 from hir_sdk.schema import load_dataset
+from hir_sdk.schema.dataset import CONTENT_FILE
 from hir_sdk.training.as_of import parse_as_of, run_selected_until, trained_until
 from hir_sdk.training.checkpoint import load_checkpoint, state_hash
 from hir_sdk.training.config import load_config
@@ -60,6 +61,14 @@ class Embedder:
         if not (self.run / "config.toml").is_file():
             raise InputError("not a training run (no config.toml)", file=self.run)
         self.config = config = load_config(self.run / "config.toml")
+        if config.use_content and not (Path(data) / CONTENT_FILE).exists():
+            raise InputError(
+                "the run was trained with use_content = true, and this dataset has no "
+                "content table: its encoder reads each entity's text, and without it the "
+                "embeddings would not be the ones the run learned; embed data with its "
+                "content table",
+                file=Path(data) / CONTENT_FILE,
+            )
         self.dataset = dataset = load_dataset(data)
         self.graph = graph = build_graph(dataset)
         self.as_of = parse_as_of(as_of, graph.manifest.time)

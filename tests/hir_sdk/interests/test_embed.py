@@ -166,6 +166,23 @@ def test_a_folder_that_is_not_a_run(tiny_world, tmp_path, capsys):
     assert "not a training run" in capsys.readouterr().err
 
 
+def test_a_run_trained_with_text_needs_the_content_table(tiny_run, tiny_world, tmp_path, capsys):
+    data = tmp_path / "no_text"
+    shutil.copytree(tiny_world, data)
+    (data / "content.parquet").unlink()
+    out = tmp_path / "emb"
+    code = main(
+        ["embed", "--run", str(tiny_run), "--data", str(data), "--as-of", "test_start",
+         "--out", str(out)]
+    )  # fmt: skip
+    assert code == 2
+    assert capsys.readouterr().err.startswith(
+        f"hir embed: error: {data / 'content.parquet'}: the run was trained with "
+        "use_content = true, and this dataset has no content table"
+    )
+    assert not out.exists()
+
+
 def test_embedder_rejects_a_dataset_with_other_types(tiny_run, write_dataset):
     from hir_sdk.errors import InputError
 
