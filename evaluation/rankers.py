@@ -238,6 +238,7 @@ class MultiStageArm:
 
     def __init__(self, config: ABConfig) -> None:
         self.settings = config.multistage
+        self.attribution_days = config.attribution_days  # None: the manifest's
         self.model: MultiStageRanker | None = None
         self.saved: SavedMultiStage | None = None  # loaded: joined to the data at predict
 
@@ -250,7 +251,8 @@ class MultiStageArm:
     def fit(self, data: RankingData) -> MultiStageArm:
         from hir_sdk.ranking.sequence.multistage import MultiStageRanker
 
-        self.model = MultiStageRanker(data.graph, data.hir, self.settings)
+        window_s = attribution_seconds(data.graph.manifest, self.attribution_days)
+        self.model = MultiStageRanker(data.graph, data.hir, self.settings, label_window_s=window_s)
         self.model.fit(self.examples(data, "train"), self.examples(data, "validation"))
         return self
 

@@ -15,7 +15,10 @@ candidate's super-interest, cluster level 0). Every lookup is as of the time the
 reads it: the snapshot time for stage 1, the request time for stage 2.
 
 A click label is a click by the user on the same ad within `click_window_s` after the
-exposure (read only within the example's window, like the conversion label).
+exposure, and never later than the example's attribution window (`label_window_s`, the
+manifest's by default): an example is labelled only when that window ends before its
+label horizon, so a longer click window would read clicks past the horizon (a training
+label from the validation period).
 """
 
 from __future__ import annotations
@@ -51,9 +54,17 @@ class MultiStageRanker:
         config: MultiStageConfig | None = None,
         *,
         history: EventHistory | None = None,
+        label_window_s: int | None = None,
     ) -> None:
+        """`label_window_s`: the attribution window (seconds) the examples' conversion
+        labels were read with (default: the manifest's); click labels read no further."""
         self.graph, self.hir = graph, hir
         self.config = config or MultiStageConfig()
+        if label_window_s is None:
+            label_window_s = graph.manifest.attribution_window_s
+        if label_window_s < 1:
+            raise ValueError(f"MultiStageRanker: label_window_s must be >= 1, got {label_window_s}")
+        self.click_window_s = min(self.config.click_window_s, int(label_window_s))
         self.history = history or EventHistory(graph)
         clicks = graph.role_codes("click")
         mask = np.isin(graph.etype, clicks)
@@ -131,10 +142,12 @@ class MultiStageRanker:
         return self.ranker(x.user, x.recent, x.cand)
 
     def click_labels(self, ex: RankingExamples) -> np.ndarray:
+        """1 where the user clicked the ad within `click_window_s` after the exposure,
+        capped at the attribution window (see the module docstring)."""
         pair = ex.user * self.graph.num_nodes + ex.ad
-        return (
-            self._clicks.count_between(pair, ex.ts, ex.ts + self.config.click_window_s) > 0
-        ).astype(np.float32)
+        return (self._clicks.count_between(pair, ex.ts, ex.ts + self.click_window_s) > 0).astype(
+            np.float32
+        )
 
     # ---- training ----------------------------------------------------------------------
     def _build(self, train: RankingExamples) -> None:

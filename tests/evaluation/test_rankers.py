@@ -334,6 +334,21 @@ def test_the_stacked_arms_first_stage_reads_no_label_from_after_its_split(rankin
     assert (stacked.first.ts["train"] + 2 * DAY < stacked.split).all()
 
 
+def test_the_multistage_arm_reads_click_labels_within_the_abs_attribution_window(
+    ranking_data, monkeypatch
+):
+    # its examples are labelled with the A/B's attribution window, so they are known only
+    # that long after the exposure: a click label reading further would cross the
+    # window's label horizon (the stacked arm's first stage: its split)
+    from hir_sdk.ranking.sequence.multistage import MultiStageRanker
+
+    monkeypatch.setattr(MultiStageRanker, "fit", lambda self, train, valid: self)
+    settings = MultiStageConfig(hir_columns=False)
+    for days, window in ((None, DAY), (0.5, DAY // 2)):  # the tiny world's is 7 days
+        arm = make_ranker("multistage", ABConfig(multistage=settings, attribution_days=days))
+        assert arm.fit(ranking_data).model.click_window_s == window
+
+
 def test_the_stacked_arm_on_the_hir_columns_keeps_its_score_in_every_column_set(
     ranking_data,
     snapshot,  # noqa: F811
