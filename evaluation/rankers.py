@@ -26,13 +26,14 @@ Built in:
   (`MultiStageConfig.hir_columns`);
 - `xgboost+multistage`: XGBoost with the multi-stage ranker's probability as one more
   column (needs HIR), the way a new model often ships first: as a feature of the ranker
-  in production. The multi-stage ranker fits on the oldest `ABConfig.stack_share` of the
-  training examples (those whose attribution window ends before the split: a label read
-  past it would reach into the later examples' features) and chooses its epoch and
-  calibration on the rest of them; its column is missing on the oldest (it would be an
-  in-sample score there) and, on every later example, comes from that one model.
-  XGBoost fits on all training examples and makes its own choices on the validation
-  window, which the first stage never read;
+  in production. The multi-stage ranker reads only the oldest `ABConfig.stack_share` of
+  the training examples, those whose attribution window ends before the split (a label
+  read past it would reach into the later examples' features): it fits on the older of
+  them and chooses its epoch and calibration on the newest `CHOOSE_SHARE` (choosing on
+  the later examples would make their column a function of their own labels). Its
+  column is missing on the oldest (it would be an in-sample score there) and, on every
+  later example, comes from that one model. XGBoost fits on all training examples and
+  makes its own choices on the validation window, which the first stage never read;
 - `xgboost+hir+multistage`: the same, with `xgboost+hir`'s columns besides the score:
   the multi-stage ranker as one more feature of the best GBDT.
 """
@@ -65,6 +66,9 @@ if TYPE_CHECKING:
     from hir_sdk.ranking.sequence.multistage_files import SavedMultiStage
 
 RankerFactory = Callable[["ABConfig"], Ranker]
+# a stacked arm's first stage: the newest share of its examples, on which it chooses its
+# epoch and calibration (the older ones fit it)
+CHOOSE_SHARE = 0.25
 RANKER_FILE = "ranker.json"  # the arm's name, in a folder save_ranker wrote
 
 
@@ -297,7 +301,8 @@ def stack_split(ts: np.ndarray, share: float, name: str, window_s: int = 0) -> i
     """The time before which the oldest `share` of the training examples (request times
     `ts`) fit a stacked arm's first stage, those of them whose label (attribution window
     `window_s` seconds) is known before it; an `InputError` when the first stage would
-    have no example, or the examples from the split on would be none (`hir run` and
+    have fewer than two distinct times of them (one to fit on, one to choose on:
+    `first_stage_rows`), or the examples from the split on would be none (`hir run` and
     `hir ab` check it before any training)."""
     split = int(np.quantile(ts, share, method="lower")) if len(ts) else 0
     early = ts < split
@@ -308,15 +313,28 @@ def stack_split(ts: np.ndarray, share: float, name: str, window_s: int = 0) -> i
             "examples, or all at one time); choose another model or give the training "
             "window more exposures"
         )
-    if not (ts + window_s < split).any():
+    if len(np.unique(ts[ts + window_s < split])) < 2:
         raise InputError(
             f"{name}: the multi-stage ranker fits on the training examples before "
-            f"{iso_time(split)} whose label is known by then, and with an attribution "
-            f"window of {window_s / DAY:g} days none is: the training window (from "
-            f"{iso_time(int(ts.min()))}) is too short for it; choose another model, a "
-            "longer log, or (hir ab) a shorter --attribution-days"
+            f"{iso_time(split)} whose label is known by then (and chooses on the newest "
+            f"of them), and with an attribution window of {window_s / DAY:g} days too few "
+            f"are: the training window (from {iso_time(int(ts.min()))}) is too short "
+            "for it; choose another model, a longer log, or (hir ab) a shorter "
+            "--attribution-days"
         )
     return split
+
+
+def first_stage_rows(ts: np.ndarray, split: int, window_s: int) -> tuple[np.ndarray, np.ndarray]:
+    """(fit, choose): masks over the training examples (request times `ts`) a stacked
+    arm's first stage reads, all labelled before the `split` (attribution window
+    `window_s`): the newest `CHOOSE_SHARE` of them choose its epoch and calibration, the
+    older ones fit it (`stack_split` checks that both are there)."""
+    known = ts + window_s < split
+    cut = int(np.quantile(ts[known], 1 - CHOOSE_SHARE, method="higher"))
+    if cut == int(ts[known].min()):  # the quantile falls on the oldest time: keep it to fit
+        cut = int(ts[known][ts[known] > cut].min())
+    return known & (ts < cut), known & (ts >= cut)
 
 
 class StackedArm(XGBoostArm):
@@ -352,13 +370,13 @@ class StackedArm(XGBoostArm):
         ts = data.examples["train"]["ts"].to_numpy()
         window_s = attribution_seconds(data.graph.manifest, self.config.attribution_days)
         split = stack_split(ts, self.share, self.name, window_s)
-        # its score is a feature of the examples from the split on, so it fits only on
-        # labels known before the split: a label read past it would carry a conversion
-        # at or after a later example's request time into that example's feature
-        known = ts + window_s < split
-        # the first stage chooses its epoch and calibration on the rest of the training
-        # window, so the validation window stays unread until XGBoost's own choices
-        head = data.regroup({"train": ("train", known), "validation": ("train", ts >= split)})
+        # its score is a feature of the examples from the split on, so it reads only
+        # labels known before the split, to fit and to choose alike: a label read past it
+        # would carry a conversion at or after a later example's request time into that
+        # example's feature (choosing on the later examples, their own labels); the
+        # validation window stays unread until XGBoost's own choices
+        fit, choose = first_stage_rows(ts, split, window_s)
+        head = data.regroup({"train": ("train", fit), "validation": ("train", choose)})
         self.first.fit(head)
         self.split = split
         super().fit(data)

@@ -135,7 +135,7 @@ def test_a_stacked_arm_that_cannot_split_its_training_window_fails_before_traini
     # the oldest fifth lies within one attribution window of the split: no label of it is
     # known before the split, so the first stage would have nothing to fit on
     fifth = ABConfig(control="xgboost", treatment="xgboost+multistage", stack_share=0.2)
-    with pytest.raises(InputError, match="with an attribution window of 7 days none is"):
+    with pytest.raises(InputError, match="with an attribution window of 7 days too few are"):
         check_windows(graph, fifth)
     check_windows(graph, ABConfig(control="xgboost", treatment="xgboost+multistage"))
     check_windows(graph, ABConfig(control="xgboost", treatment="xgboost+hir", stack_share=1e-9))

@@ -16,6 +16,7 @@ from hir_sdk.evaluation.examples import build_examples
 from hir_sdk.evaluation.pipeline import ABConfig, run_ab_on_graph
 from hir_sdk.evaluation.rankers import (
     StackedArm,
+    first_stage_rows,
     load_ranker,
     make_ranker,
     needs_hir,
@@ -273,13 +274,13 @@ def test_the_stacked_arm_reads_a_first_stage_fitted_before_its_split(
     early = ts < stacked.split
     assert 0.35 < early.mean() <= 0.4  # the oldest share, cut at an example's time
     # the first stage is the multi-stage ranker fitted on those of them labelled before
-    # the split alone, choosing on the later training examples (never on validation)
-    rows, known = pl.Series(early), pl.Series(ts + 7 * DAY < stacked.split)
+    # the split alone, choosing on the newest of them (never on validation)
+    fit, choose = (pl.Series(m) for m in first_stage_rows(ts, stacked.split, 7 * DAY))
     train, features = data.examples["train"], data.features["train"]
     head = dataclasses.replace(
         data,
-        examples={"train": train.filter(known), "validation": train.filter(~rows)},
-        features={"train": features.filter(known), "validation": features.filter(~rows)},
+        examples={"train": train.filter(fit), "validation": train.filter(choose)},
+        features={"train": features.filter(fit), "validation": features.filter(choose)},
     )
     alone = make_ranker("multistage", config).fit(head)
     for window in ("validation", "test"):
@@ -323,15 +324,19 @@ def test_the_stacked_arms_first_stage_reads_no_label_from_after_its_split(rankin
     stacked = StackedArm(ABConfig(tune=False, stack_share=0.4))
     stacked.first = _FirstStage()
     stacked.fit(ranking_data)
+    # Its epoch and calibration read labels too: chosen on the later examples, their
+    # score would be a function of their own labels (of conversions after them).
     window = 7 * DAY  # the tiny world's attribution window
     fitted, chosen = stacked.first.ts["train"], stacked.first.ts["validation"]
     assert len(fitted) > 0 and (fitted + window < stacked.split).all()
-    assert (chosen >= stacked.split).all()  # its epoch and calibration: the later ones
+    assert len(chosen) > 0 and (chosen + window < stacked.split).all()
+    assert fitted.max() < chosen.min()  # it chooses on the newest of them
     # the same with the A/B's own attribution window, not the manifest's
     stacked = StackedArm(ABConfig(tune=False, stack_share=0.4, attribution_days=2.0))
     stacked.first = _FirstStage()
     stacked.fit(ranking_data)
-    assert (stacked.first.ts["train"] + 2 * DAY < stacked.split).all()
+    for labelled in stacked.first.ts.values():
+        assert (labelled + 2 * DAY < stacked.split).all()
 
 
 def test_the_multistage_arm_reads_click_labels_within_the_abs_attribution_window(
