@@ -364,16 +364,17 @@ def test_auto_objectives_follow_the_content_agreement(tmp_path, capsys, monkeypa
 
 
 def test_a_run_without_text_takes_the_engagement_settings(tiny_world, tmp_path):
-    """Content on over a dataset with no content table reads no text, as content off
-    does: no agreement is measured and "auto" takes the engagement settings."""
+    """A dataset with no content table gives no text to agree with: no agreement is
+    measured and "auto" takes the engagement settings (content on there is refused
+    before any reading: `test_preflight`)."""
     import shutil
 
     data = tmp_path / "data"
     shutil.copytree(tiny_world, data)
     (data / "content.parquet").unlink()
-    trainer = Trainer(data, tmp_path / "run", replace(CONFIG, use_content=True))
+    trainer = Trainer(data, tmp_path / "run", replace(CONFIG, objectives="auto"))
     assert trainer.content_agreement is None
-    assert trainer.config.objectives == "engagement" and trainer.config.use_content
+    assert trainer.config.objectives == "engagement" and not trainer.config.use_content
 
 
 def test_warm_starts_keep_the_objectives_their_init_run_resolved(tmp_path):
