@@ -10,7 +10,7 @@ the two apart before training, from the training window alone:
     content of its own, and whose user engaged with at least one other such destination:
         profile(u, v) = normalize(sum of the content of u's other destinations)
         pos = cos(profile, c_v);  neg = cos(profile, c_r)   r: a random node of v's type
-                                                              with content
+                                           with content, created before the window ends
     agreement = P(pos > neg) (ties count half), the AUC of the text ranking what each
     user engaged with above a random item
 
@@ -92,6 +92,9 @@ def content_agreement(
         return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
 
     span = graph.window(window)
+    # the random items: nodes that exist before the window ends (no creation time: always
+    # existed), so the text of an item created later never moves the statistic
+    exists = graph.created_ts < graph.manifest.time.window(window)[1]
     edges = np.arange(span.start, span.stop)
     edges = edges[np.isin(graph.etype[edges], graph.role_codes(*roles))]
     edges = edges[has[graph.dst[edges]]]
@@ -115,7 +118,7 @@ def content_agreement(
     kind = graph.node_type_of(np.arange(graph.num_nodes))
     random = np.empty_like(item)
     for t in np.unique(kind[item]):
-        pool = np.flatnonzero(has & (kind == t))
+        pool = np.flatnonzero(has & exists & (kind == t))
         rows = np.flatnonzero(kind[item] == t)
         random[rows] = pool[rng.integers(0, len(pool), len(rows))]
     pos = (profile * vectors(item)).sum(axis=1)

@@ -52,3 +52,16 @@ def test_agreement_is_seeded_and_reads_only_its_window(tiny_world, tiny_graph):
     # a window with no engagement edge of the roles: no pair, the neutral value
     none = content_agreement(tiny_graph, kb, roles=("engagement",))
     assert none.pairs == 0 and none.auc == pytest.approx(0.5) and not none.agrees
+
+
+def test_agreement_reads_no_text_of_nodes_created_after_its_window(tiny_world, tiny_graph):
+    # the random items the profiles are compared with exist before the window's end: the
+    # text of an ad created later (it exists only then) does not move the statistic
+    kb = _interest_content(tiny_world, tiny_graph, shuffle=False)
+    end = tiny_graph.manifest.time.validation_start
+    late = kb.row_of[(tiny_graph.created_ts >= end) & (kb.row_of >= 0)]
+    assert len(late) > 0
+    vectors = kb.vectors.copy()
+    vectors[late] = np.random.default_rng(1).standard_normal((len(late), vectors.shape[1]))
+    changed = KnowledgeBase(vectors, kb.row_of, kb.source, parts=kb.parts)
+    assert content_agreement(tiny_graph, changed) == content_agreement(tiny_graph, kb)
