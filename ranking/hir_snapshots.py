@@ -70,7 +70,7 @@ from hir_sdk.ranking.hir_lookup import HirLookup, read_until
 from hir_sdk.ranking.refresh_policy import DEFAULT_REFRESH, Refresh
 from hir_sdk.ranking.snapshot_alignment import Space
 from hir_sdk.schema.manifest import DAY
-from hir_sdk.training.as_of import trained_until
+from hir_sdk.training.as_of import run_trained_until
 from hir_sdk.training.config import load_config
 from hir_sdk.training.embedder import Embedder
 
@@ -101,7 +101,8 @@ def _run_ends(run: RunPaths, graph: TemporalGraph) -> list[tuple[int, Path]]:
     ends = []
     for r in _runs(run):
         config = load_config(r / "config.toml")
-        ends.append((trained_until(config.train_until, graph.manifest.time, config.select), r))
+        until = run_trained_until(r, config.train_until, config.select, graph.manifest.time)
+        ends.append((until, r))
     return ends
 
 

@@ -109,19 +109,47 @@ def selected_until(select: str, splits: TimeSplits) -> int | None:
 def run_selected_until(run: str | Path, select: str, splits: TimeSplits) -> int | None:
     """`selected_until` as the run recorded it in its meta.json; for a run written before
     it was recorded (or with no meta.json), from its config's `select` and `splits`."""
+    found, value = _recorded(run, "selected_until")
+    if not found:
+        return selected_until(select, splits)
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise InputError(
+            f"selected_until must be an integer or null, got {value!r}",
+            file=Path(run) / "meta.json",
+        )
+    return value
+
+
+def run_trained_until(run: str | Path, train_until: str, select: str, splits: TimeSplits) -> int:
+    """The end of a run's training window as the run recorded it in its meta.json (in
+    seconds); for a run with no meta.json, from its config's `train_until` and `select` on
+    `splits`. The record decides: a config's "" or split name (`test_start`) names a time
+    of the data the run was trained on, which another dataset's manifest (a truncated
+    copy, another cut of the log) may place earlier, and the run would then look as if it
+    had read less than it did."""
+    found, value = _recorded(run, "trained_until")
+    if not found:
+        return trained_until(train_until, splits, select)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(
+            f"trained_until must be an integer, got {value!r}", file=Path(run) / "meta.json"
+        )
+    return value
+
+
+def _recorded(run: str | Path, key: str) -> tuple[bool, object]:
+    """`(found, value)` of `key` in the run's meta.json (`found` False where the file or
+    the key is absent)."""
     path = Path(run) / "meta.json"
     if not path.is_file():
-        return selected_until(select, splits)
+        return False, None
     try:
         meta = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         raise InputError("the run's meta.json is not readable JSON", file=path) from None
-    if not isinstance(meta, dict) or "selected_until" not in meta:
-        return selected_until(select, splits)
-    value = meta["selected_until"]
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-        raise InputError(f"selected_until must be an integer or null, got {value!r}", file=path)
-    return value
+    if not isinstance(meta, dict) or key not in meta:
+        return False, None
+    return True, meta[key]
 
 
 def training_midpoint(splits: TimeSplits, first: int | None = None) -> int:

@@ -33,7 +33,7 @@ from hir_sdk.sampling.audience import AudienceTerms
 from hir_sdk.sampling.loader import BatchBuilder
 from hir_sdk.schema import load_dataset
 from hir_sdk.schema.dataset import CONTENT_FILE
-from hir_sdk.training.as_of import parse_as_of, run_selected_until, trained_until
+from hir_sdk.training.as_of import parse_as_of, run_selected_until, run_trained_until
 from hir_sdk.training.checkpoint import load_checkpoint, state_hash
 from hir_sdk.training.config import load_config
 from hir_sdk.training.embed_nodes import embed_nodes
@@ -73,7 +73,9 @@ class Embedder:
         self.graph = graph = build_graph(dataset)
         self.as_of = parse_as_of(as_of, graph.manifest.time)
         # the encoder saw no edge at or after this time (see training.as_of)
-        self.trained_until = trained_until(config.train_until, graph.manifest.time, config.select)
+        self.trained_until = run_trained_until(
+            self.run, config.train_until, config.select, graph.manifest.time
+        )
         # ...but chose its checkpoint on edges before this one (None: a refresh run)
         self.selected_until = run_selected_until(self.run, config.select, graph.manifest.time)
         path = self.run / "checkpoints" / f"{checkpoint}.pt"

@@ -15,7 +15,7 @@ from typing import Any
 
 from hir_sdk.errors import InputError
 from hir_sdk.schema.manifest import TimeSplits, iso_time
-from hir_sdk.training.as_of import trained_until
+from hir_sdk.training.as_of import run_selected_until, run_trained_until
 from hir_sdk.training.checkpoint import load_checkpoint
 from hir_sdk.training.config import load_config
 from hir_sdk.training.preflight import check_init_from
@@ -26,10 +26,13 @@ PARTS = ("student", "teacher", "scorer")
 
 def read_until(run: str | Path, splits: TimeSplits) -> int:
     """The end of everything a run read from the data: its training window, or for a run
-    that selects on validation, the validation window after it."""
+    that selects on validation, the validation window after it; as the run recorded them
+    (`training.as_of.run_trained_until`), else from its config on `splits`."""
     config = load_config(Path(run) / "config.toml")
-    until = trained_until(config.train_until, splits, config.select)
-    return until if config.select == "last" else splits.test_start
+    selected = run_selected_until(run, config.select, splits)
+    if selected is not None:
+        return selected
+    return run_trained_until(run, config.train_until, config.select, splits)
 
 
 def warm_start_state(init_from: str | Path, splits: TimeSplits, until: int) -> dict[str, Any]:

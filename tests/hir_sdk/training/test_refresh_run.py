@@ -233,3 +233,24 @@ def test_warm_start_refuses_runs_that_read_later_data_or_do_not_fit(
     not_a_run.mkdir()
     with pytest.raises(InputError, match="no config.toml"):
         Trainer(tiny_world, tmp_path / "c", dataclasses.replace(REFRESH, init_from=str(not_a_run)))
+
+
+def test_what_a_run_read_is_its_own_window_not_the_datas_split(tiny_world, refresh_run, tmp_path):
+    # the run trained until its data's test start, named by the split; a dataset whose
+    # manifest splits earlier (a truncated copy) must not make it look trained earlier
+    from hir_sdk.training.embedder import Embedder
+    from hir_sdk.training.warm_start import read_until
+
+    until = json.loads((refresh_run / "meta.json").read_text())["trained_until"]
+    earlier = tmp_path / "earlier"
+    shutil.copytree(tiny_world, earlier)
+    manifest = (earlier / "manifest.toml").read_text()
+    moved = manifest.replace("test_start = 2026-02-16", "test_start = 2026-02-09")
+    assert moved != manifest
+    (earlier / "manifest.toml").write_text(moved)
+    embedder = Embedder(refresh_run, earlier, "test_start")
+    assert embedder.trained_until == until
+    assert read_until(refresh_run, embedder.graph.manifest.time) == until
+    warm = dataclasses.replace(REFRESH, init_from=str(refresh_run))
+    with pytest.raises(InputError, match="init_from read the data until 2026-02-16"):
+        Trainer(earlier, tmp_path / "warm", warm)
