@@ -279,3 +279,41 @@ def test_the_job_chooses_from_the_newest_snapshot_that_read_nothing_of_the_windo
     # a snapshot without the window's converting users: no conversion to choose on
     ads_only = dataclasses.replace(early, table=early.table.filter(pl.col("node_type") == "ad"))
     assert prior_from_snapshots(tiny_graph, [ads_only]) is None
+
+
+def test_the_choice_reads_nothing_at_or_after_the_test_start(
+    tiny_world,
+    tiny_graph,
+    tmp_path,
+    snapshot,  # noqa: F811
+):
+    """Copies of real edges dated from the test start on, and of every conversion in the
+    three days after it (which would label the validation window's last exposures),
+    leave the weights and the decay chosen on the validation window as they were: its
+    labels end before the test start, and the priors are as of the validation start."""
+    import shutil
+
+    from hir_sdk.graph import build_graph_from_dir
+    from hir_sdk.schema.manifest import DAY
+
+    later = tmp_path / "later"
+    shutil.copytree(tiny_world, later)
+    edges = pl.read_parquet(later / "edges.parquet")
+    t = tiny_graph.manifest.time
+    extra = edges.sample(n=3000, seed=1, with_replacement=True)
+    ts = np.random.default_rng(0).integers(t.test_start, t.end, len(extra))
+    extra = extra.with_columns(pl.Series("ts", ts).cast(edges["ts"].dtype))
+    converted = edges.filter(pl.col("edge_type").cast(pl.String).is_in(["purchase", "pixel_fire"]))
+    ts = t.test_start + converted["ts"].cast(pl.Int64).to_numpy() % (3 * DAY)
+    converted = converted.with_columns(pl.Series("ts", ts).cast(edges["ts"].dtype))
+    pl.concat([edges, extra, converted]).write_parquet(later / "edges.parquet")
+    graph = build_graph_from_dir(later)
+    early, choice = _choice_before_validation(tiny_graph, snapshot)
+    assert choose_prior_weight(graph, early, k_values=(5, 20)) == choice
+    ranked = ranked_lists(tiny_graph, early, top=20, window="validation")
+    again = ranked_lists(graph, early, top=20, window="validation")
+    assert again.truth.equals(ranked.truth)
+    z, rows = early.embeddings(), snapshot_rows(early, tiny_graph)
+    scores = z[rows[ranked.users]] @ z[rows[ranked.ads]].T
+    decay = choose_blend_decay(tiny_graph, ranked, scores, k_values=(5, 20))
+    assert choose_blend_decay(graph, again, scores, k_values=(5, 20)) == decay
