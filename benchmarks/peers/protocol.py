@@ -1,8 +1,9 @@
 """The protocol every method of the MovieLens-100K table shares, read from the graph.
 
 - ratings: every `rate` (exposure) edge `user -> ad` with its time, and whether the user
-  also liked it (a conversion edge to the same ad in the attribution window: on MovieLens
-  the like lands one second after the rating);
+  also liked it (a conversion edge to the same ad: on MovieLens the like lands one second
+  after the rating); a window's ratings labelled as HIR's examples are (`window_likes`:
+  in the attribution window, read before the window ends) for choosing on it;
 - query lists without HIR (`--peers-only`): the same users, candidates, truth and seen
   pairs as `ranked_lists` builds from a HIR snapshot as of the test start (a snapshot holds
   the users and ads created before it), so the peers' rows do not depend on HIR being
@@ -50,6 +51,21 @@ def ratings(graph: TemporalGraph) -> Ratings:
     user, ad = graph.src[exposure], graph.dst[exposure]
     liked = np.isin(pair_keys(user, ad, n), liked_keys)
     return Ratings(user, ad, graph.ts[exposure], liked)
+
+
+def window_likes(graph: TemporalGraph, window: str) -> Ratings:
+    """`window`'s ratings labelled as HIR's examples label them (`build_examples`: a like
+    within the attribution window, read before the window's end; a rating whose label is
+    not known by then is censored, left out), so choosing a peer's settings on the window
+    reads what choosing HIR's reads and nothing after it. (`ratings` marks a rating liked
+    by a like at any time: fine for training rows, which ignore it.)"""
+    frame = build_examples(graph, window).frame
+    return Ratings(
+        frame["user"].to_numpy(),
+        frame["ad"].to_numpy(),
+        frame["ts"].to_numpy(),
+        frame["label"].to_numpy().astype(bool),
+    )
 
 
 def _created_before(graph: TemporalGraph, node_type: str, cutoff: int) -> np.ndarray:

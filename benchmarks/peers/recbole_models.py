@@ -6,7 +6,9 @@ random split never applies:
 
 - selection: train on the ratings before the validation start (every rating is a positive
   interaction, as for the `implicit` peers), evaluate each epoch on the likes of the
-  validation window (users' earlier ratings masked, RecBole's full ranking, NDCG@20),
+  validation window as HIR's examples label them (`window_likes`: a rating whose label
+  is not known by the test start is left out; users' earlier ratings masked, RecBole's
+  full ranking, NDCG@20),
   stop after 10 epochs without improvement; the best epoch fixes the epoch count;
 - final fit: the same model, seeded the same way, trained for that many epochs on every
   rating before the test start, with no evaluation (the test window is never read);
@@ -41,7 +43,7 @@ import torch
 from hir_sdk.evaluation.conversion_retrieval import RankedLists
 from hir_sdk.graph import TemporalGraph
 
-from .protocol import Ratings, ratings
+from .protocol import Ratings, ratings, window_likes
 
 MODELS = ("LightGCN", "SASRec", "KGIN")
 KINDS = {"LightGCN": "general", "SASRec": "sequential", "KGIN": "knowledge"}
@@ -316,7 +318,7 @@ def recbole_fit(
         kind,
         graph,
         all_ratings.before(t.validation_start),
-        all_ratings.between(t.validation_start, t.test_start),
+        window_likes(graph, "validation"),  # HIR's validation labels, nothing after them
         t.validation_start,
     )
     _, _, epochs, valid_score = _train(
