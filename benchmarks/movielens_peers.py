@@ -29,11 +29,13 @@ their own packages, on the same time split, the same candidates and the same met
   links), each epoch count chosen on the validation window and refit
   (`peers/recbole_models.py`); and the popularity list;
 - the engagement prior (`hir_sdk.ranking.retrieval.engagement_prior`): HIR's exact k-NN
-  and each `implicit` peer also ranked by its score plus a weight times the prior, the
-  weight and the prior's half-life scale chosen on the validation window by the same rule
-  (HIR from its snapshot as of the validation start, so `--hir-run` takes every refresh
-  run; the peers refit on the ratings before it; `hir_sdk.evaluation.prior_choice`); the
-  popularity list also by the prior alone (time-decayed, its scale chosen the same way);
+  and each peer also ranked by its score plus a weight times the prior, the weight and
+  the prior's half-life scale chosen on the validation window by the same rule (HIR from
+  its snapshot as of the validation start, so `--hir-run` takes every refresh run; the
+  `implicit` peers refit on the ratings before it, the RecBole peers scored by their
+  selection fit, which is trained on those ratings; `hir_sdk.evaluation.prior_choice`);
+  the popularity list also by the prior alone (time-decayed, its scale chosen the same
+  way);
 - recall@K and NDCG@K averaged over query users (`hir_sdk.evaluation.metrics`).
 """
 
@@ -172,6 +174,31 @@ def hir_lists(
     return ranked, lists
 
 
+def with_prior(
+    graph,
+    queries: RankedLists,
+    validation: RankedLists,
+    scores: dict[str, np.ndarray],
+    early: dict[str, np.ndarray],
+    *,
+    choices: dict,
+    scales: tuple[float, ...] = PRIOR_HALF_LIFE_SCALES,
+) -> dict[str, np.ndarray]:
+    """Each peer's test `scores` plus the engagement prior, its weight and decay chosen as
+    HIR's are, from `early`: the same peer's scores of the `validation` queries, fitted
+    on the ratings before the validation start (`choose_blend_decay`)."""
+    test_start = graph.manifest.time.test_start
+    out = {}
+    for name, s in scores.items():
+        choice = choose_blend_decay(
+            graph, validation, early[name], weights=BLEND_WEIGHTS, half_life_scales=scales
+        )
+        choices[name] = choice
+        test_prior = engagement_prior(graph, queries.ads, test_start, choice.half_life_scale)
+        out[f"{name} + engagement prior"] = s + choice.weight * test_prior[None, :]
+    return out
+
+
 def implicit_with_prior(
     graph,
     queries: RankedLists,
@@ -182,24 +209,18 @@ def implicit_with_prior(
     scales: tuple[float, ...] = PRIOR_HALF_LIFE_SCALES,
     likes: bool = False,
 ) -> dict[str, np.ndarray]:
-    """Each implicit peer's test scores plus the engagement prior, its weight and decay
-    chosen as HIR's are: the peer refit on the ratings before the validation start, its
-    validation lists ranked with each weight and half-life scale, the best kept
-    (`choose_blend_decay`)."""
-    t = graph.manifest.time
+    """Each implicit peer's test scores plus the engagement prior (`with_prior`), the
+    peer refit on the ratings before the validation start for the choice."""
     validation = query_lists(graph, "validation")
     early = implicit_scores(
-        graph, validation, factors=64, seed=seed, cutoff=t.validation_start, likes=likes
+        graph,
+        validation,
+        factors=64,
+        seed=seed,
+        cutoff=graph.manifest.time.validation_start,
+        likes=likes,
     )
-    out = {}
-    for name, s in scores.items():
-        choice = choose_blend_decay(
-            graph, validation, early[name], weights=BLEND_WEIGHTS, half_life_scales=scales
-        )
-        choices[name] = choice
-        test_prior = engagement_prior(graph, queries.ads, t.test_start, choice.half_life_scale)
-        out[f"{name} + engagement prior"] = s + choice.weight * test_prior[None, :]
-    return out
+    return with_prior(graph, queries, validation, scores, early, choices=choices, scales=scales)
 
 
 def log(line: str) -> None:
@@ -333,6 +354,7 @@ def main() -> int:
             likes=args.likes,
         )
         timings["implicit ALS + BPR (with the prior's choice)"] = time.perf_counter() - started
+        validation = query_lists(graph, "validation")
         for name in recbole:
             fit = recbole_fit(
                 name,
@@ -342,8 +364,18 @@ def main() -> int:
                 max_epochs=caps[name],
                 seed=args.seed,
                 log=log,
+                validation=validation,
             )
             scores[fit.name] = fit.scores
+            blended |= with_prior(
+                graph,
+                queries,
+                validation,
+                {fit.name: fit.scores},
+                {fit.name: fit.validation_scores},
+                choices=choices,
+                scales=args.prior_scales,
+            )
             ids = queries.rank(fit.scores, max(K_VALUES))
             log(f"{table_row(fit.name, ids, queries.relevant())} ({fit.seconds:.0f} s)")
             timings[f"RecBole {name} (selection + final fit)"] = fit.seconds
@@ -356,7 +388,6 @@ def main() -> int:
     lists |= {name: queries.rank(s, top) for name, s in scores.items()}
     lists |= {name: queries.rank(s, top) for name, s in blended.items()}
     lists["popularity (ratings before test)"] = queries.rank(popularity_scores(graph, queries), top)
-    validation = query_lists(graph, "validation")
     alone = choose_blend_decay(
         graph,
         validation,

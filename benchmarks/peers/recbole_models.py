@@ -20,7 +20,12 @@ random split never applies:
   item against the last position's state;
 - hyperparameters are RecBole's defaults for each model (64-dimensional embeddings, Adam
   at 1e-3, batch 2048, one uniform negative for the pairwise models, full softmax for
-  SASRec).
+  SASRec);
+- given the validation window's queries, the selection fit (its best epoch, trained on
+  the ratings before the validation start) also scores them, so the engagement prior's
+  weight and decay can be chosen for a RecBole peer by the rule HIR's and the `implicit`
+  peers' are chosen by (without it a RecBole peer would be the one model compared
+  without the prior).
 
 `recbole` is installed with `--no-deps` (it pins old versions); what it imports is listed
 in `benchmarks/requirements-peers.txt`.
@@ -67,6 +72,8 @@ class PeerFit:
     epochs: int
     valid_score: float
     seconds: float
+    # (U', A') scores of the validation queries by the selection fit (None: not asked)
+    validation_scores: np.ndarray | None = None
 
 
 def _rows(path: Path, header: list[str], rows: list[list[str]]) -> None:
@@ -295,6 +302,28 @@ def _vectors(model_name: str, model, dataset, history: dict[int, list[int]], use
     return rows, items.numpy()
 
 
+def _scores(
+    model_name: str, model, dataset, train: Ratings, ranked: RankedLists
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(user nodes, their vectors, the candidates' vectors, (U, A) scores of `ranked`'s
+    query users over its candidates) of a model fitted on `train`; a query user or a
+    candidate the model never saw gets a zero vector."""
+    history = _sequences(train)
+    user_nodes = np.unique(train.user)
+    user_vectors, items = _vectors(model_name, model, dataset, history, user_nodes)
+    item_ids = dataset.field2token_id["item_id"]
+    ad_nodes = np.asarray(ranked.ads)
+    ad_vectors = np.zeros((len(ad_nodes), items.shape[1]), dtype=np.float32)
+    for row, ad in enumerate(ad_nodes):
+        if str(int(ad)) in item_ids:
+            ad_vectors[row] = items[item_ids[str(int(ad))]]
+    query_rows = np.searchsorted(user_nodes, ranked.users)
+    query_rows = np.minimum(query_rows, len(user_nodes) - 1)
+    known = user_nodes[query_rows] == ranked.users
+    query = np.where(known[:, None], user_vectors[query_rows], 0.0)
+    return user_nodes, user_vectors, ad_vectors, query @ ad_vectors.T
+
+
 def recbole_fit(
     model_name: str,
     graph: TemporalGraph,
@@ -304,9 +333,11 @@ def recbole_fit(
     max_epochs: int = 300,
     seed: int = 0,
     log=None,
+    validation: RankedLists | None = None,
 ) -> PeerFit:
     """Select `model_name`'s epoch count on the validation window, refit on every rating
-    before the test start and score the query users' candidates (see the module)."""
+    before the test start and score the query users' candidates (see the module); with
+    `validation` (the validation window's queries), the selection fit scores those too."""
     kind = KINDS[model_name]
     t = graph.manifest.time
     all_ratings = ratings(graph)
@@ -321,9 +352,13 @@ def recbole_fit(
         window_likes(graph, "validation"),  # HIR's validation labels, nothing after them
         t.validation_start,
     )
-    _, _, epochs, valid_score = _train(
+    early, early_data, epochs, valid_score = _train(
         model_name, select_dir, epochs=max_epochs, seed=seed, validate=True
     )
+    validation_scores = None
+    if validation is not None:
+        early_train = all_ratings.before(t.validation_start)
+        validation_scores = _scores(model_name, early, early_data, early_train, validation)[3]
     if log is not None:
         log(f"{model_name}: {epochs} epochs chosen ({VALID_METRIC} {valid_score:.4f})")
     final_dir = workdir / f"{model_name}-final" / "peers"
@@ -337,27 +372,18 @@ def recbole_fit(
         t.test_start,
     )
     model, dataset, _, _ = _train(model_name, final_dir, epochs=epochs, seed=seed, validate=False)
-    history = _sequences(train)
-    user_nodes = np.unique(train.user)
-    user_vectors, items = _vectors(model_name, model, dataset, history, user_nodes)
-    item_ids = dataset.field2token_id["item_id"]
-    ad_nodes = np.asarray(ranked.ads)
-    ad_vectors = np.zeros((len(ad_nodes), items.shape[1]), dtype=np.float32)
-    for row, ad in enumerate(ad_nodes):
-        if str(int(ad)) in item_ids:
-            ad_vectors[row] = items[item_ids[str(int(ad))]]
-    query_rows = np.searchsorted(user_nodes, ranked.users)
-    query_rows = np.minimum(query_rows, len(user_nodes) - 1)
-    known = user_nodes[query_rows] == ranked.users
-    query = np.where(known[:, None], user_vectors[query_rows], 0.0)
+    user_nodes, user_vectors, ad_vectors, scores = _scores(
+        model_name, model, dataset, train, ranked
+    )
     return PeerFit(
         name=f"RecBole {model_name} (peer)",
-        scores=query @ ad_vectors.T,
+        scores=scores,
         user_nodes=user_nodes,
         user_vectors=user_vectors,
-        ad_nodes=ad_nodes,
+        ad_nodes=np.asarray(ranked.ads),
         ad_vectors=ad_vectors,
         epochs=epochs,
         valid_score=valid_score,
         seconds=time.perf_counter() - started,
+        validation_scores=validation_scores,
     )
