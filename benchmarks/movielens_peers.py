@@ -4,7 +4,7 @@ their own packages, on the same time split, the same candidates and the same met
     pip install -r benchmarks/requirements-peers.txt   # the peers (not SDK dependencies)
     pip install --no-deps recbole==1.2.0
     python benchmarks/movielens_peers.py [--steps 300] [--peers-only | --hir-run RUN ...]
-        [--recbole LightGCN,SASRec,KGIN] [--max-epochs 300] [--likes] [--data DIR]
+        [--recbole LightGCN,SASRec,KGIN] [--max-epochs 300] [--likes] [--tune] [--data DIR]
         [--record FILE]
 
 - data: MovieLens-100K with its knowledge graph from the installed recbole files
@@ -24,7 +24,8 @@ their own packages, on the same time split, the same candidates and the same met
   re-ranking the exact k-NN top 100 by its calibrated like probability at the test start
   (so its recall@100 is the k-NN's);
 - peers, trained on every rating before the test start: `implicit`'s ALS and BPR
-  (`peers/implicit_models.py`; with `--likes` each also on the likes alone); RecBole's
+  (`peers/implicit_models.py`; with `--likes` each also on the likes alone; with
+  `--tune` each one's settings chosen on the validation window); RecBole's
   LightGCN (graph), SASRec (sequence) and KGIN (knowledge graph: the same Freebase
   links), each epoch count chosen on the validation window and refit
   (`peers/recbole_models.py`); and the popularity list;
@@ -51,7 +52,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import torch
-from peers.implicit_models import implicit_scores
+from peers.implicit_models import GRID, MODELS, implicit_scores
 from peers.protocol import popularity_scores, query_lists, same_queries
 from peers.recbole_models import recbole_fit
 from publish import publish
@@ -208,9 +209,11 @@ def implicit_with_prior(
     choices: dict,
     scales: tuple[float, ...] = PRIOR_HALF_LIFE_SCALES,
     likes: bool = False,
+    settings: dict[str, dict] | None = None,
 ) -> dict[str, np.ndarray]:
     """Each implicit peer's test scores plus the engagement prior (`with_prior`), the
-    peer refit on the ratings before the validation start for the choice."""
+    peer refit (with its `settings`) on the ratings before the validation start for the
+    choice."""
     validation = query_lists(graph, "validation")
     early = implicit_scores(
         graph,
@@ -219,8 +222,45 @@ def implicit_with_prior(
         seed=seed,
         cutoff=graph.manifest.time.validation_start,
         likes=likes,
+        settings=settings,
     )
     return with_prior(graph, queries, validation, scores, early, choices=choices, scales=scales)
+
+
+def tune_implicit(
+    graph,
+    validation: RankedLists,
+    *,
+    seed: int,
+    likes: bool,
+    scales: tuple[float, ...] = PRIOR_HALF_LIFE_SCALES,
+) -> dict[str, tuple[float, dict]]:
+    """`--tune`: each implicit peer's setting of `GRID`, chosen as HIR's settings are, on
+    the validation window: fitted on the ratings before its start, ranked with the prior
+    at its own chosen weight and decay, the setting whose lists recall the most of the
+    window's likes (`choose_blend_decay`'s criterion; ties: the earlier, the fixed
+    settings first). Name -> (that recall, the setting)."""
+    best: dict[str, tuple[float, dict]] = {}
+    for i in range(max(len(grid) for grid in GRID.values())):
+        models = tuple(m for m in MODELS if i < len(GRID[m]))
+        settings = {f"{m}{sfx} (peer)": GRID[m][i] for m in models for sfx in ("", " on likes")}
+        early = implicit_scores(
+            graph,
+            validation,
+            seed=seed,
+            cutoff=graph.manifest.time.validation_start,
+            likes=likes,
+            models=models,
+            settings=settings,
+        )
+        for name, scores in early.items():
+            choice = choose_blend_decay(
+                graph, validation, scores, weights=BLEND_WEIGHTS, half_life_scales=scales
+            )
+            recall = choice.scale_scores[choice.half_life_scale]
+            if name not in best or recall > best[name][0]:
+                best[name] = (recall, settings[name])
+    return best
 
 
 def log(line: str) -> None:
@@ -315,6 +355,11 @@ def main() -> int:
         help="also train each implicit peer on the likes alone (a rating without a like "
         "is no positive)",
     )
+    parser.add_argument(
+        "--tune",
+        action="store_true",
+        help="choose each implicit peer's settings on the validation window (their GRID)",
+    )
     parser.add_argument("--record")
     args = parser.parse_args()
     recbole = [m for m in args.recbole.split(",") if m]
@@ -343,7 +388,16 @@ def main() -> int:
             if not same_queries(ranked, queries):
                 raise RuntimeError("HIR's query users, candidates or truth differ from the peers'")
         started = time.perf_counter()
-        scores = implicit_scores(graph, queries, factors=64, seed=args.seed, likes=args.likes)
+        validation = query_lists(graph, "validation")
+        tuned = {}
+        if args.tune:
+            tuned = tune_implicit(
+                graph, validation, seed=args.seed, likes=args.likes, scales=args.prior_scales
+            )
+        settings = {name: setting for name, (_, setting) in tuned.items()}
+        scores = implicit_scores(
+            graph, queries, factors=64, seed=args.seed, likes=args.likes, settings=settings
+        )
         blended = implicit_with_prior(
             graph,
             queries,
@@ -352,9 +406,9 @@ def main() -> int:
             choices=choices,
             scales=args.prior_scales,
             likes=args.likes,
+            settings=settings,
         )
         timings["implicit ALS + BPR (with the prior's choice)"] = time.perf_counter() - started
-        validation = query_lists(graph, "validation")
         for name in recbole:
             fit = recbole_fit(
                 name,
@@ -420,6 +474,8 @@ def main() -> int:
         flags += " --prior-scales " + ",".join(f"{x:g}" for x in args.prior_scales)
     if args.likes:
         flags += " --likes"
+    if args.tune:
+        flags += " --tune"
     lines = [
         f"### {name}, HIR retrieval vs peers ({hir_part}, seed {args.seed})",
         "",
@@ -441,6 +497,9 @@ def main() -> int:
             "RecBole epochs chosen on the validation window: "
             + ", ".join(f"{name} {e}" for name, e in epochs.items()),
         ]
+    if tuned:
+        lines += ["", "The implicit peers' settings, chosen on the validation window (`--tune`):"]
+        lines += [f"- {name}: {setting} (recall {r:.4f})" for name, (r, setting) in tuned.items()]
     lines += [
         "",
         "The engagement prior's weight and decay of each model, chosen on the validation window:",

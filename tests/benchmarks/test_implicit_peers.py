@@ -93,3 +93,46 @@ def test_a_peer_gets_the_prior_by_the_rule_hir_gets_it(graph):
     np.testing.assert_allclose(
         out["peer + engagement prior"], test["peer"] + expected.weight * prior[None, :]
     )
+
+
+def test_tune_chooses_the_settings_on_the_validation_window_alone(graph, monkeypatch):
+    """`--tune`: the setting of the best validation recall with the prior, ties to the
+    fixed settings (first in the grid), and the same choice when every edge from the test
+    start on is scrambled."""
+    import movielens_peers
+
+    grid = {
+        "implicit ALS": ({"regularization": 0.05}, {"regularization": 10.0}),
+        "implicit BPR": ({"iterations": 100}, {"iterations": 5, "learning_rate": 0.5}),
+    }
+    monkeypatch.setattr(movielens_peers, "GRID", grid)
+    validation = query_lists(graph, "validation")
+
+    def tune(g):
+        return movielens_peers.tune_implicit(g, validation, seed=0, likes=True, scales=(1.0,))
+
+    chosen = tune(graph)
+    assert len(chosen) == 4
+    for name, (recall, setting) in chosen.items():
+        model = name.split(" on likes")[0].removesuffix(" (peer)")
+        recalls = []
+        for candidate in grid[model]:
+            early = implicit_scores(
+                graph,
+                validation,
+                cutoff=graph.manifest.time.validation_start,
+                likes=True,
+                models=(model,),
+                settings={name: candidate},
+            )[name]
+            choice = choose_blend_decay(
+                graph,
+                validation,
+                early,
+                weights=movielens_peers.BLEND_WEIGHTS,
+                half_life_scales=(1.0,),
+            )
+            recalls.append(choice.scale_scores[1.0])
+        assert recall == max(recalls)
+        assert setting == grid[model][recalls.index(max(recalls))]
+    assert tune(scrambled_after(graph, graph.manifest.time.test_start)) == chosen
