@@ -203,6 +203,7 @@ def with_prior(
 def implicit_with_prior(
     graph,
     queries: RankedLists,
+    validation: RankedLists,
     scores: dict,
     *,
     seed: int,
@@ -213,8 +214,7 @@ def implicit_with_prior(
 ) -> dict[str, np.ndarray]:
     """Each implicit peer's test scores plus the engagement prior (`with_prior`), the
     peer refit (with its `settings`) on the ratings before the validation start for the
-    choice."""
-    validation = query_lists(graph, "validation")
+    choice, which ranks the `validation` queries."""
     early = implicit_scores(
         graph,
         validation,
@@ -401,6 +401,7 @@ def main() -> int:
         blended = implicit_with_prior(
             graph,
             queries,
+            validation,
             scores,
             seed=args.seed,
             choices=choices,
