@@ -128,16 +128,17 @@ def fail_rows(
     """An `InputError` quoting the offending rows of `bad`. For a table read from a
     folder of parts, it names the part that holds them (or, when they lie in several,
     the folder and each row's part), with row numbers within the part."""
-    rows = render_rows(bad, show)
-    if file.is_dir():
-        shown = bad.head(MAX_SHOWN_ROWS)
-        parts, which, local = locate_rows(file, shown[ROW].to_numpy())
-        rows = render_rows(shown.with_columns(pl.Series(ROW, local)), show)
-        _, all_parts, _ = locate_rows(file, bad[ROW].to_numpy())
-        if len(np.unique(all_parts)) == 1:
-            file = parts[int(which[0])]
-        else:
-            rows = [f"{parts[int(w)].name} {row}" for w, row in zip(which, rows, strict=True)]
+    if not file.is_dir():
+        rows = render_rows(bad, show)
+        return InputError(problem, file=file, column=column, rows=rows, total=bad.height)
+    parts, part_of, local = locate_rows(file, bad[ROW].to_numpy())  # every offending row
+    shown = bad.head(MAX_SHOWN_ROWS)
+    which = part_of[: shown.height]
+    rows = render_rows(shown.with_columns(pl.Series(ROW, local[: shown.height])), show)
+    if len(np.unique(part_of)) == 1:
+        file = parts[int(which[0])]
+    else:
+        rows = [f"{parts[int(w)].name} {row}" for w, row in zip(which, rows, strict=True)]
     return InputError(problem, file=file, column=column, rows=rows, total=bad.height)
 
 

@@ -80,12 +80,17 @@ def test_the_fingerprint_covers_every_part_in_sorted_order(spark_world):
     assert load_dataset(spark_world).fingerprint != first  # one changed value in the last part
 
 
+def _null_ts(part, row: int) -> None:
+    """Rewrite the part file with a null `ts` in its row `row`."""
+    frame = pl.read_parquet(part)
+    frame.with_columns(
+        pl.when(pl.int_range(pl.len()) == row).then(None).otherwise(pl.col("ts")).alias("ts")
+    ).write_parquet(part)
+
+
 def test_a_bad_value_in_one_part_names_that_part(spark_world):
     parts = sorted((spark_world / "edges.parquet").glob("part-*"))
-    frame = pl.read_parquet(parts[1])
-    frame.with_columns(
-        pl.when(pl.int_range(pl.len()) == 3).then(None).otherwise(pl.col("ts")).alias("ts")
-    ).write_parquet(parts[1])
+    _null_ts(parts[1], 3)
     with pytest.raises(InputError) as refused:
         load_dataset(spark_world)
     message = str(refused.value)
@@ -93,10 +98,7 @@ def test_a_bad_value_in_one_part_names_that_part(spark_world):
     assert "\n  row 3: " in message
 
     # in two parts: the folder, and each row's part
-    frame = pl.read_parquet(parts[2])
-    frame.with_columns(
-        pl.when(pl.int_range(pl.len()) == 0).then(None).otherwise(pl.col("ts")).alias("ts")
-    ).write_parquet(parts[2])
+    _null_ts(parts[2], 0)
     with pytest.raises(InputError) as refused:
         load_dataset(spark_world)
     lines = str(refused.value).splitlines()
