@@ -50,9 +50,9 @@ if TYPE_CHECKING:
 SYNTHETIC = "synthetic"
 QUICK = "quick"
 QUICK_STEPS = 120  # the quick world's encoder steps (refreshes of 40): see quick_encoder
-# about the stages' seconds in the recorded quick demo (benchmarks/results/demo.md; as
-# STAGE_SHARES for the full run)
-QUICK_SHARES = [4.0, 32.0, 43.0, 0.3, 31.0, 17.0]
+# the stages' seconds in the newest recorded quick demo (benchmarks/results/demo.md; as
+# STAGE_SHARES for the full run): graph, encoders, snapshots, retrieval, A/B, export
+QUICK_SHARES = [4.5, 87.0, 39.0, 0.6, 30.0, 15.0]
 
 
 def register(commands: argparse._SubParsersAction) -> None:
