@@ -18,6 +18,7 @@ from hir_sdk.errors import InputError
 from hir_sdk.graph import build_graph
 from hir_sdk.io.fingerprint import fingerprint_files
 from hir_sdk.schema import load_dataset
+from hir_sdk.schema.parquet_parts import partition_type, read_parts, read_schema
 
 
 def _split(path: Path, cuts: list[int]) -> list[Path]:
@@ -124,13 +125,108 @@ def test_parts_with_mismatched_schemas_are_refused(spark_world, tmp_path, capsys
         load_dataset(spark_world)
 
 
-def test_a_folder_without_parts_or_with_subfolders_is_refused(spark_world):
+def test_a_folder_without_parts_or_with_other_subfolders_is_refused(spark_world):
     edges = spark_world / "edges.parquet"
-    (edges / "day=2026-01-01").mkdir()
-    with pytest.raises(InputError, match=r"subfolders \['day=2026-01-01'\]: a partitioned"):
+    (edges / "backup").mkdir()
+    (edges / "backup" / "part-0.parquet").write_bytes(b"")
+    with pytest.raises(InputError, match=r"the subfolder 'backup', which is not a partition"):
         load_dataset(spark_world)
     shutil.rmtree(edges)
     edges.mkdir()
     (edges / "_SUCCESS").write_bytes(b"")
+    (edges / "day=2026-01-01").mkdir()  # an empty partition holds no part either
     with pytest.raises(InputError, match=f"{edges}: the table's folder holds no part file"):
         load_dataset(spark_world)
+
+
+def _partitioned(path: Path, columns: list[str]) -> None:
+    """Replace the parquet file `path` by a folder of the same name as pyarrow's (and
+    Spark's) `partitionBy` writes it: `column=value` subfolders, the columns left out of
+    the parts."""
+    table = pq.read_table(path)
+    path.unlink()
+    pq.write_to_dataset(table, path, partition_cols=columns)
+
+
+def _sorted(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.sort(frame.columns)
+
+
+def test_a_partitioned_folder_gives_the_tables_of_the_single_files(tiny_world, tmp_path):
+    root = tmp_path / "partitioned"
+    shutil.copytree(tiny_world, root)
+    _partitioned(root / "edges.parquet", ["edge_type", "src_type"])
+    _partitioned(root / "nodes.parquet", ["node_type"])
+    _partitioned(root / "content.parquet", ["node_type"])
+    assert (root / "edges.parquet" / "edge_type=impression" / "src_type=user").is_dir()
+    single, parts = load_dataset(tiny_world), load_dataset(root)
+    # rows arrive partition by partition: the same rows, in another order
+    assert _sorted(parts.edges).equals(_sorted(single.edges))
+    assert _sorted(parts.content).equals(_sorted(single.content))
+    assert (
+        parts.nodes.drop("index")
+        .sort("node_type", "node_id")
+        .equals(single.nodes.drop("index").sort("node_type", "node_id"))
+    )
+    a, b = build_graph(single), build_graph(parts)
+    assert (a.num_nodes, a.num_edges) == (b.num_nodes, b.num_edges)
+    for ids_a, ids_b in zip(a.node_ids, b.node_ids, strict=True):
+        np.testing.assert_array_equal(np.sort(ids_a), np.sort(ids_b))
+    again = load_dataset(root)
+    assert again.fingerprint == parts.fingerprint  # the order of the parts is fixed
+    assert again.edges.equals(parts.edges)
+
+
+def test_partition_values_are_typed_unescaped_and_null_as_spark_reads_them(tmp_path):
+    folder = tmp_path / "table.parquet"
+    for name, rows in (
+        ("age=24/when=2026-01-01%2000%3A00", 2),
+        ("age=__HIVE_DEFAULT_PARTITION__/when=later", 1),
+        ("age=-7/when=__HIVE_DEFAULT_PARTITION__", 1),
+    ):
+        (folder / name).mkdir(parents=True)
+        pq.write_table(pa.table({"x": np.arange(rows)}), folder / name / "part-0.parquet")
+    table = read_parts(folder)
+    assert read_schema(folder).names == ["x", "age", "when"]
+    assert table.schema.field("age").type == pa.int64()
+    assert table.schema.field("when").type == pa.string()
+    # sorted by path: age=-7 < age=24 < age=__HIVE...
+    assert table.column("age").to_pylist() == [-7, 24, 24, None]
+    when = [None, "2026-01-01 00:00", "2026-01-01 00:00", "later"]
+    assert table.column("when").to_pylist() == when
+    twice = tmp_path / "twice.parquet" / "age=24" / "age=25"
+    twice.mkdir(parents=True)
+    pq.write_table(pa.table({"x": [0]}), twice / "part-0.parquet")
+    with pytest.raises(InputError, match=r"columns \['age', 'age'\], one of them twice"):
+        read_parts(tmp_path / "twice.parquet")
+    assert partition_type(["1.5", "2", None]) == pa.float64()
+    assert partition_type(["1", "2e3"]) == pa.float64()
+    assert partition_type(["1", "x"]) == pa.string()
+    assert partition_type([None]) == pa.string()
+
+
+def test_partitioned_folders_that_do_not_add_up_are_refused(tiny_world, tmp_path, capsys):
+    root = tmp_path / "partitioned"
+    shutil.copytree(tiny_world, root)
+    edges = root / "edges.parquet"
+    _partitioned(edges, ["edge_type"])
+    first = sorted(p for p in edges.iterdir() if p.is_dir())[0]
+    part = next(first.iterdir())
+    nested = first / "src_type=user"
+    nested.mkdir()
+    part.rename(nested / part.name)
+    with pytest.raises(InputError, match=r"under the partition columns \['edge_type'\], the "):
+        load_dataset(root)
+    shutil.rmtree(edges)
+    shutil.copy(tiny_world / "edges.parquet", edges)
+    _partitioned(edges, ["edge_type"])
+    part = next(p for p in (edges / "edge_type=click").iterdir())
+    table = pq.read_table(part)
+    pq.write_table(table.append_column("edge_type", pa.array(["click"] * table.num_rows)), part)
+    out = tmp_path / "graph"
+    assert main(["graph", "build", "--data", str(root), "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"hir graph: error: {part}: column 'edge_type': the column 'edge_type' is both in "
+        "this part and in the partition folders' names: keep it in one place\n"
+    )
+    assert not out.exists()
