@@ -4,7 +4,7 @@ their own packages, on the same time split, the same candidates and the same met
     pip install -r benchmarks/requirements-peers.txt   # the peers (not SDK dependencies)
     pip install --no-deps recbole==1.2.0
     python benchmarks/movielens_peers.py [--steps 300] [--peers-only | --hir-run RUN ...]
-        [--recbole LightGCN,SASRec,KGIN] [--max-epochs 300] [--likes] [--tune] [--data DIR]
+        [--recbole LightGCN,SASRec,KGIN] [--max-epochs 300] [--likes] [--no-tune] [--data DIR]
         [--record FILE]
 
 - data: MovieLens-100K with its knowledge graph from the installed recbole files
@@ -24,8 +24,8 @@ their own packages, on the same time split, the same candidates and the same met
   re-ranking the exact k-NN top 100 by its calibrated like probability at the test start
   (so its recall@100 is the k-NN's);
 - peers, trained on every rating before the test start: `implicit`'s ALS and BPR
-  (`peers/implicit_models.py`; with `--likes` each also on the likes alone; with
-  `--tune` each one's settings chosen on the validation window); RecBole's
+  (`peers/implicit_models.py`; with `--likes` each also on the likes alone), each one's
+  settings chosen on the validation window (`--no-tune`: fixed settings); RecBole's
   LightGCN (graph), SASRec (sequence) and KGIN (knowledge graph: the same Freebase
   links), each epoch count chosen on the validation window and refit
   (`peers/recbole_models.py`); and the popularity list;
@@ -48,6 +48,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -210,11 +211,10 @@ def implicit_with_prior(
     choices: dict,
     scales: tuple[float, ...] = PRIOR_HALF_LIFE_SCALES,
     likes: bool = False,
-    settings: dict[str, dict] | None = None,
 ) -> dict[str, np.ndarray]:
     """Each implicit peer's test scores plus the engagement prior (`with_prior`), the
-    peer refit (with its `settings`) on the ratings before the validation start for the
-    choice, which ranks the `validation` queries."""
+    peer refit with its fixed settings on the ratings before the validation start for
+    the choice, which ranks the `validation` queries (`--no-tune`)."""
     early = implicit_scores(
         graph,
         validation,
@@ -222,9 +222,16 @@ def implicit_with_prior(
         seed=seed,
         cutoff=graph.manifest.time.validation_start,
         likes=likes,
-        settings=settings,
     )
     return with_prior(graph, queries, validation, scores, early, choices=choices, scales=scales)
+
+
+class Tuned(NamedTuple):
+    """An implicit peer's setting chosen on the validation window (`tune_implicit`)."""
+
+    recall: float  # its lists' recall of the window's likes, with the prior
+    setting: dict
+    early: np.ndarray  # its scores of the validation queries, fitted before the window
 
 
 def tune_implicit(
@@ -234,13 +241,14 @@ def tune_implicit(
     seed: int,
     likes: bool,
     scales: tuple[float, ...] = PRIOR_HALF_LIFE_SCALES,
-) -> dict[str, tuple[float, dict]]:
-    """`--tune`: each implicit peer's setting of `GRID`, chosen as HIR's settings are, on
-    the validation window: fitted on the ratings before its start, ranked with the prior
-    at its own chosen weight and decay, the setting whose lists recall the most of the
+) -> dict[str, Tuned]:
+    """Each implicit peer's setting of `GRID`, chosen as HIR's settings are, on the
+    validation window: fitted on the ratings before its start, ranked with the prior at
+    its own chosen weight and decay, the setting whose lists recall the most of the
     window's likes (`choose_blend_decay`'s criterion; ties: the earlier, the fixed
-    settings first). Name -> (that recall, the setting)."""
-    best: dict[str, tuple[float, dict]] = {}
+    settings first). The chosen fit's scores are kept: the prior's choice for the test
+    lists reads them (`with_prior`) instead of fitting the setting again."""
+    best: dict[str, Tuned] = {}
     for i in range(max(len(grid) for grid in GRID.values())):
         models = tuple(m for m in MODELS if i < len(GRID[m]))
         settings = {f"{m}{sfx} (peer)": GRID[m][i] for m in models for sfx in ("", " on likes")}
@@ -258,8 +266,8 @@ def tune_implicit(
                 graph, validation, scores, weights=BLEND_WEIGHTS, half_life_scales=scales
             )
             recall = choice.scale_scores[choice.half_life_scale]
-            if name not in best or recall > best[name][0]:
-                best[name] = (recall, settings[name])
+            if name not in best or recall > best[name].recall:
+                best[name] = Tuned(recall, settings[name], scores)
     return best
 
 
@@ -357,8 +365,10 @@ def main() -> int:
     )
     parser.add_argument(
         "--tune",
-        action="store_true",
-        help="choose each implicit peer's settings on the validation window (their GRID)",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="choose each implicit peer's settings on the validation window (their GRID), "
+        "as HIR's are (default); --no-tune keeps the fixed settings",
     )
     parser.add_argument("--record")
     args = parser.parse_args()
@@ -394,21 +404,26 @@ def main() -> int:
             tuned = tune_implicit(
                 graph, validation, seed=args.seed, likes=args.likes, scales=args.prior_scales
             )
-        settings = {name: setting for name, (_, setting) in tuned.items()}
+        settings = {name: t.setting for name, t in tuned.items()}
         scores = implicit_scores(
             graph, queries, factors=64, seed=args.seed, likes=args.likes, settings=settings
         )
-        blended = implicit_with_prior(
-            graph,
-            queries,
-            validation,
-            scores,
-            seed=args.seed,
-            choices=choices,
-            scales=args.prior_scales,
-            likes=args.likes,
-            settings=settings,
-        )
+        if tuned:  # the chosen settings' fits before the validation start are at hand
+            early = {name: t.early for name, t in tuned.items()}
+            blended = with_prior(
+                graph, queries, validation, scores, early, choices=choices, scales=args.prior_scales
+            )
+        else:
+            blended = implicit_with_prior(
+                graph,
+                queries,
+                validation,
+                scores,
+                seed=args.seed,
+                choices=choices,
+                scales=args.prior_scales,
+                likes=args.likes,
+            )
         timings["implicit ALS + BPR (with the prior's choice)"] = time.perf_counter() - started
         for name in recbole:
             fit = recbole_fit(
@@ -475,8 +490,8 @@ def main() -> int:
         flags += " --prior-scales " + ",".join(f"{x:g}" for x in args.prior_scales)
     if args.likes:
         flags += " --likes"
-    if args.tune:
-        flags += " --tune"
+    if not args.tune:
+        flags += " --no-tune"
     lines = [
         f"### {name}, HIR retrieval vs peers ({hir_part}, seed {args.seed})",
         "",
@@ -499,8 +514,8 @@ def main() -> int:
             + ", ".join(f"{name} {e}" for name, e in epochs.items()),
         ]
     if tuned:
-        lines += ["", "The implicit peers' settings, chosen on the validation window (`--tune`):"]
-        lines += [f"- {name}: {setting} (recall {r:.4f})" for name, (r, setting) in tuned.items()]
+        lines += ["", "The implicit peers' settings, chosen on the validation window:"]
+        lines += [f"- {name}: {t.setting} (recall {t.recall:.4f})" for name, t in tuned.items()]
     lines += [
         "",
         "The engagement prior's weight and decay of each model, chosen on the validation window:",

@@ -113,7 +113,7 @@ def test_tune_chooses_the_settings_on_the_validation_window_alone(graph, monkeyp
 
     chosen = tune(graph)
     assert len(chosen) == 4
-    for name, (recall, setting) in chosen.items():
+    for name, (recall, setting, _) in chosen.items():
         model = name.split(" on likes")[0].removesuffix(" (peer)")
         recalls = []
         for candidate in grid[model]:
@@ -135,4 +135,8 @@ def test_tune_chooses_the_settings_on_the_validation_window_alone(graph, monkeyp
             recalls.append(choice.scale_scores[1.0])
         assert recall == max(recalls)
         assert setting == grid[model][recalls.index(max(recalls))]
-    assert tune(scrambled_after(graph, graph.manifest.time.test_start)) == chosen
+    again = tune(scrambled_after(graph, graph.manifest.time.test_start))
+    assert again.keys() == chosen.keys()
+    for name, t in again.items():
+        assert (t.recall, t.setting) == (chosen[name].recall, chosen[name].setting)
+        np.testing.assert_array_equal(t.early, chosen[name].early)
