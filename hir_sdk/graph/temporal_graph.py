@@ -3,8 +3,9 @@
 Notable:
 - global node indices are contiguous per node type (`type_offsets`), and within a type
   follow the sorted node ids, so id -> index is one binary search;
-- edges are stored once, in canonical time order (ties keep file order), so the graph as
-  of a cutoff is simply the edge prefix `[0, k)`: views never copy;
+- edges are stored once, in canonical order (by time, same-time edges by edge type,
+  source, destination and weight: `schema.edge_order`), so the graph as of a cutoff is
+  simply the edge prefix `[0, k)`: views never copy;
 - CSR adjacency in both directions lists each node's edges in time order, so
   `neighbors(node, before=t)` is a slice plus one binary search;
 - edge weights decay with a half-life per edge type: `w * 2 ** (-(t - ts) / half_life)`;

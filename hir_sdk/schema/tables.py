@@ -9,7 +9,7 @@ content : node_type str | node_id | text str | <vector columns: list/array of nu
 Normalized output (what the graph builder consumes): nodes sorted by (manifest type order,
 node_id) with a global `index` (contiguous per type); edges with resolved `src` / `dst`
 global indices, an `etype` code (position in `manifest.edge_types`), `ts` as Int64 seconds
-and `weight` as Float64, sorted by time (ties keep file order).
+and `weight` as Float64, sorted by time, then by (edge type, source, destination, weight).
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from hir_sdk.schema.columns import (
     reserved,
     type_codes,
 )
+from hir_sdk.schema.edge_order import TIE_KEYS, same_time_fix
 from hir_sdk.schema.manifest import DatasetManifest
 from hir_sdk.schema.node_index import MISSING, dense_table, resolve, search_sorted
 
@@ -187,7 +188,8 @@ def validate_edges(
 ) -> pl.DataFrame:
     """Check and normalize the edges table against the manifest and the validated nodes.
 
-    Returns columns `src, dst, etype, ts, weight`, sorted by `ts` (ties keep file order).
+    Returns columns `src, dst, etype, ts, weight`, sorted by `ts` and same-time edges by
+    (edge type, source, destination, weight) (`edge_order`), whatever the file's order.
     Categorical type columns (how `read_table` reads them) are resolved straight from
     their physical ids (`category_codes`); any problem there, and any other table, goes
     through the checked path, which reports the first problem in a fixed order: the
@@ -203,9 +205,23 @@ def validate_edges(
     if columns is None:
         columns = _resolved_checked(frame, manifest, nodes, file)
     out = pl.DataFrame(columns)
+    arrays = columns
     if not out["ts"].is_sorted():
         out = out.sort("ts", maintain_order=True)
-    return out
+        arrays = {name: out[name].to_numpy() for name in out.columns}
+    fix = same_time_fix(arrays["ts"], [arrays[key] for key in TIE_KEYS])
+    if fix is None:
+        return out
+    return pl.DataFrame({name: _rewritten(a, *fix) for name, a in arrays.items()})
+
+
+def _rewritten(column: np.ndarray, rows: np.ndarray, sources: np.ndarray) -> np.ndarray:
+    """`column` with `column[rows] = column[sources]`: in place where the array is its own
+    (the validator's output), on a copy where it views other memory (a polars frame's)."""
+    if column.base is not None or not column.flags.writeable:
+        column = column.copy()
+    column[rows] = column[sources]
+    return column
 
 
 def _resolved_from_categories(

@@ -32,7 +32,9 @@ class ReferenceGraph:
                     1.0 if e.get("weight") is None else e["weight"],
                 )
             )
-        self.edges.sort(key=lambda e: (e[0], e[1]))
+        # by time, then same-time edges by (edge type, source, destination, weight), then
+        # file row (rows equal in all of these are interchangeable)
+        self.edges.sort(key=lambda e: (e[0], e[4], e[2], e[3], e[5], e[1]))
 
     def neighbors(
         self, node: int, before: int | None, etypes: set[int] | None, direction: str

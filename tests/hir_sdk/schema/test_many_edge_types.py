@@ -69,7 +69,7 @@ def test_each_edge_gets_the_code_of_its_declared_triple(categorical, table, monk
             "dst_type": [keys[c][2] for c in expected],
             "dst_id": np.zeros(len(expected), dtype=np.int64),
             "edge_type": [keys[c][1] for c in expected],
-            "ts": np.full(len(expected), T0),
+            "ts": T0 + np.arange(len(expected)),  # distinct times: the rows keep their order
         }
     )
     if categorical:  # parquet dictionary columns take the categorical path
