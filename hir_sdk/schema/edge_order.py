@@ -28,26 +28,20 @@ def same_time_fix(ts: np.ndarray, keys: list[np.ndarray]) -> tuple[np.ndarray, n
     """For rows sorted by `ts` (ascending), what sorts each group of equal times by `keys`
     (most significant first, as `TIE_KEYS`): `(rows, sources)`, the rows to rewrite and
     the rows whose values go there (`column[rows] = column[sources]` for every column),
-    or None when every group is in that order already. Rows equal in every key keep
-    their relative order."""
+    or None when every group is in that order already. Rows equal in the time and every
+    key are one edge written twice; their order among themselves is not kept."""
     broken = _broken_pairs(ts, keys)
     if broken.size == 0:
         return None
-    times = np.unique(ts[broken])  # the times whose groups are out of order
+    times = ts[broken]  # the times whose groups are out of order: sorted, so unique by
+    times = times[np.r_[True, times[1:] != times[:-1]]]  # dropping repeats
     starts = np.searchsorted(ts, times, side="left")
-    ends = np.searchsorted(ts, times, side="right")
-    sizes = ends - starts
-    group = np.repeat(np.arange(len(times)), sizes)
+    sizes = np.searchsorted(ts, times, side="right") - starts
     rows = np.repeat(starts - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
-    # by the group (which keeps each group in its place), then by the keys; polars sorts
-    # on both cores
-    columns = {"group": group, **{f"key{i}": key[rows] for i, key in enumerate(keys)}}
-    order = (
-        pl.DataFrame(columns)
-        .select(pl.arg_sort_by(list(columns), maintain_order=True))
-        .to_series()
-        .to_numpy()
-    )
+    # by the time (which keeps each group in its place), then by the keys; polars sorts
+    # on both cores. Rows equal in all of them are the same edge: their order is free.
+    columns = {"ts": ts[rows], **{f"key{i}": key[rows] for i, key in enumerate(keys)}}
+    order = pl.DataFrame(columns).select(pl.arg_sort_by(list(columns))).to_series().to_numpy()
     return rows, rows[order]
 
 
