@@ -45,16 +45,6 @@ def same_time_fix(ts: np.ndarray, keys: list[np.ndarray]) -> tuple[np.ndarray, n
     return rows, rows[order]
 
 
-def same_time_order(ts: np.ndarray, keys: list[np.ndarray]) -> np.ndarray | None:
-    """`same_time_fix` as a permutation of all the rows (`column[perm]`), or None."""
-    fix = same_time_fix(ts, keys)
-    if fix is None:
-        return None
-    perm = np.arange(len(ts))
-    perm[fix[0]] = fix[1]
-    return perm
-
-
 def _broken_pairs(ts: np.ndarray, keys: list[np.ndarray]) -> np.ndarray:
     """The rows i (ascending) whose successor has the same time and comes first by
     `keys`."""

@@ -10,13 +10,23 @@ import pytest
 
 from hir_sdk.graph import build_graph
 from hir_sdk.schema import edge_order, load_dataset
-from hir_sdk.schema.edge_order import same_time_order
+from hir_sdk.schema.edge_order import same_time_fix
 
 
 def _keys(rows: list[tuple]) -> tuple[np.ndarray, list[np.ndarray]]:
     cols = np.array(rows, dtype=np.float64).T
     ends = [c.astype(np.int64) for c in cols[2:4]]
     return cols[0].astype(np.int64), [cols[1].astype(np.int16), *ends, cols[4]]
+
+
+def same_time_order(ts: np.ndarray, keys: list[np.ndarray]) -> np.ndarray | None:
+    """`same_time_fix` as a permutation of all the rows (`column[perm]`), or None."""
+    fix = same_time_fix(ts, keys)
+    if fix is None:
+        return None
+    perm = np.arange(len(ts))
+    perm[fix[0]] = fix[1]
+    return perm
 
 
 def test_same_time_rows_are_ordered_by_type_source_destination_weight():
